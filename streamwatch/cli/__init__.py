@@ -1,0 +1,39 @@
+"""The ``streamwatch`` command (click). Each subcommand lives in its own module and imports
+what it needs lazily, so ``streamwatch inspect`` never starts a JVM and ``streamwatch log``
+never imports textual."""
+
+from __future__ import annotations
+
+import click
+
+from streamwatch import __version__
+from streamwatch.cli.doctor_cmd import doctor
+from streamwatch.cli.inspect_cmd import inspect
+from streamwatch.cli.run_cmd import run
+
+EPILOG = """\b
+Examples:
+  streamwatch                          dashboard on the bundled flights pipeline
+  streamwatch run --pipeline flights   the same, explicitly
+  streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
+  streamwatch doctor                   versions, Java, Delta or Parquet tables
+"""
+
+
+@click.group(invoke_without_command=True, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="streamwatch")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Watch Spark Structured Streaming: a live dashboard, a read-only checkpoint
+    inspector and headless listener logging.
+
+    Without a command, opens the dashboard on the bundled flights pipeline
+    (same as `streamwatch run`).
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run)
+
+
+main.add_command(run)
+main.add_command(inspect)
+main.add_command(doctor)

@@ -1,0 +1,286 @@
+"""Query lifecycle events, mirroring ``org.apache.spark.sql.streaming.StreamingQueryListener``.
+
+The field names follow the JSON that Spark writes for ``StreamingQueryProgress.json``
+(camelCase there, snake_case here). Every object is frozen; ``to_dict`` gives Spark's own
+JSON shape back so a recording can be compared with what Spark printed.
+
+Units: ``*_ms`` and ``duration_ms`` values are milliseconds; ``*_per_second`` values are
+rows/s; ``memory_used_bytes`` is bytes; timestamps are ISO-8601 strings in UTC as Spark
+writes them (``2026-11-20T21:57:09.123Z``), with ``timestamp_ms`` giving epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Mapping
+
+
+def iso_to_epoch_ms(ts: str | None) -> int | None:
+    """Parse Spark's ISO-8601 UTC timestamp (``2026-11-20T21:57:09.123Z``) to epoch ms.
+
+    Returns None for None or an unparsable string (never raises).
+    """
+    if not ts:
+        return None
+    try:
+        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _num(value: Any) -> float | None:
+    """Spark writes an undefined rate as "NaN" (or omits it): None here, so "no rate" is
+    never confused with a number and events compare equal after a round trip."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _int(value: Any, default: int = 0) -> int:
+    if isinstance(value, bool) or value is None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _offset_text(value: Any) -> str | None:
+    """Offsets arrive as JSON objects, numbers or strings; keep them as compact JSON text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of every lifecycle event: the query ``id`` (stable across restarts, from the
+    checkpoint's ``metadata`` file) and ``run_id`` (new on every start)."""
+
+    kind: ClassVar[str] = "event"
+    id: str
+    run_id: str
+    timestamp: str | None
+
+    @property
+    def timestamp_ms(self) -> int | None:
+        """Event time as epoch milliseconds (None when Spark gave no timestamp)."""
+        return iso_to_epoch_ms(self.timestamp)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryStarted(Event):
+    """``QueryStartedEvent``: a query (re)started; ``name`` may be None."""
+
+    kind: ClassVar[str] = "started"
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "runId": self.run_id, "name": self.name, "timestamp": self.timestamp}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryIdle(Event):
+    """``QueryIdleEvent`` (Spark ≥ 3.5): the trigger fired but no source had new data."""
+
+    kind: ClassVar[str] = "idle"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "runId": self.run_id, "timestamp": self.timestamp}
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerminated(Event):
+    """``QueryTerminatedEvent``: ``exception`` is Spark's message text (None when the query
+    stopped normally); ``error_class`` is ``errorClassOnException`` (Spark ≥ 3.5)."""
+
+    kind: ClassVar[str] = "terminated"
+    exception: str | None = None
+    error_class: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.exception is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "runId": self.run_id,
+            "exception": self.exception,
+            "errorClassOnException": self.error_class,
+            "timestamp": self.timestamp,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProgress:
+    """One entry of ``progress.sources`` (mirrors ``SourceProgress``). Offsets are kept as the
+    JSON text Spark reported: ``{"logOffset":3}`` for files, topic→partition→offset for Kafka."""
+
+    description: str
+    start_offset: str | None
+    end_offset: str | None
+    latest_offset: str | None
+    num_input_rows: int
+    input_rows_per_second: float | None
+    processed_rows_per_second: float | None
+    metrics: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SourceProgress":
+        return cls(
+            description=str(d.get("description", "")),
+            start_offset=_offset_text(d.get("startOffset")),
+            end_offset=_offset_text(d.get("endOffset")),
+            latest_offset=_offset_text(d.get("latestOffset")),
+            num_input_rows=_int(d.get("numInputRows")),
+            input_rows_per_second=_num(d.get("inputRowsPerSecond")),
+            processed_rows_per_second=_num(d.get("processedRowsPerSecond")),
+            metrics={str(k): str(v) for k, v in (d.get("metrics") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StateOperatorProgress:
+    """One entry of ``progress.stateOperators`` (mirrors ``StateOperatorProgress``)."""
+
+    operator_name: str
+    num_rows_total: int
+    num_rows_updated: int
+    num_rows_removed: int
+    num_rows_dropped_by_watermark: int
+    all_updates_time_ms: int
+    all_removals_time_ms: int
+    commit_time_ms: int
+    memory_used_bytes: int
+    num_shuffle_partitions: int
+    num_state_store_instances: int
+    custom_metrics: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "StateOperatorProgress":
+        return cls(
+            operator_name=str(d.get("operatorName", "")),
+            num_rows_total=_int(d.get("numRowsTotal")),
+            num_rows_updated=_int(d.get("numRowsUpdated")),
+            num_rows_removed=_int(d.get("numRowsRemoved")),
+            num_rows_dropped_by_watermark=_int(d.get("numRowsDroppedByWatermark")),
+            all_updates_time_ms=_int(d.get("allUpdatesTimeMs")),
+            all_removals_time_ms=_int(d.get("allRemovalsTimeMs")),
+            commit_time_ms=_int(d.get("commitTimeMs")),
+            memory_used_bytes=_int(d.get("memoryUsedBytes")),
+            num_shuffle_partitions=_int(d.get("numShufflePartitions")),
+            num_state_store_instances=_int(d.get("numStateStoreInstances")),
+            custom_metrics={str(k): _int(v) for k, v in (d.get("customMetrics") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SinkProgress:
+    """``progress.sink`` (mirrors ``SinkProgress``); ``num_output_rows`` is -1 when the sink
+    cannot count (Spark's own convention)."""
+
+    description: str
+    num_output_rows: int
+    metrics: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SinkProgress":
+        return cls(
+            description=str(d.get("description", "")),
+            num_output_rows=_int(d.get("numOutputRows"), default=-1),
+            metrics={str(k): str(v) for k, v in (d.get("metrics") or {}).items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QueryProgress(Event):
+    """``QueryProgressEvent``: one finished micro-batch (mirrors ``StreamingQueryProgress``).
+
+    ``batch_duration`` and every ``duration_ms`` value are ms; ``event_time`` holds Spark's
+    ``eventTime`` map (``min``/``max``/``avg``/``watermark``, ISO strings); ``raw`` is the
+    progress JSON as received, so nothing Spark reported is lost.
+    """
+
+    kind: ClassVar[str] = "progress"
+    name: str | None = None
+    batch_id: int = 0
+    batch_duration: int = 0
+    num_input_rows: int = 0
+    input_rows_per_second: float | None = None
+    processed_rows_per_second: float | None = None
+    duration_ms: Mapping[str, int] = field(default_factory=dict)
+    event_time: Mapping[str, str] = field(default_factory=dict)
+    state_operators: tuple[StateOperatorProgress, ...] = ()
+    sources: tuple[SourceProgress, ...] = ()
+    sink: SinkProgress | None = None
+    observed_metrics: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def watermark(self) -> str | None:
+        """The watermark used by this batch (ISO string), None without a watermark."""
+        return self.event_time.get("watermark")
+
+    @property
+    def watermark_ms(self) -> int | None:
+        return iso_to_epoch_ms(self.watermark)
+
+    @property
+    def num_output_rows(self) -> int:
+        return self.sink.num_output_rows if self.sink else -1
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "QueryProgress":
+        """Build from the dict of ``StreamingQueryProgress.json``. Missing fields default
+        (0, None, empty); unknown fields are kept in ``raw``. Raises ``KeyError`` only when
+        ``id`` or ``runId`` is missing."""
+        sink = d.get("sink")
+        return cls(
+            id=str(d["id"]),
+            run_id=str(d["runId"]),
+            timestamp=d.get("timestamp"),
+            name=d.get("name"),
+            batch_id=_int(d.get("batchId")),
+            batch_duration=_int(d.get("batchDuration")),
+            num_input_rows=_int(d.get("numInputRows")),
+            input_rows_per_second=_num(d.get("inputRowsPerSecond")),
+            processed_rows_per_second=_num(d.get("processedRowsPerSecond")),
+            duration_ms={str(k): _int(v) for k, v in (d.get("durationMs") or {}).items()},
+            event_time={str(k): str(v) for k, v in (d.get("eventTime") or {}).items()},
+            state_operators=tuple(
+                StateOperatorProgress.from_dict(s) for s in d.get("stateOperators") or ()
+            ),
+            sources=tuple(SourceProgress.from_dict(s) for s in d.get("sources") or ()),
+            sink=SinkProgress.from_dict(sink) if isinstance(sink, Mapping) else None,
+            observed_metrics=dict(d.get("observedMetrics") or {}),
+            raw=dict(d),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Spark's progress JSON shape (the received JSON when available)."""
+        if self.raw:
+            return dict(self.raw)
+        return {
+            "id": self.id,
+            "runId": self.run_id,
+            "name": self.name,
+            "timestamp": self.timestamp,
+            "batchId": self.batch_id,
+            "batchDuration": self.batch_duration,
+            "numInputRows": self.num_input_rows,
+            "inputRowsPerSecond": self.input_rows_per_second,
+            "processedRowsPerSecond": self.processed_rows_per_second,
+            "durationMs": dict(self.duration_ms),
+            "eventTime": dict(self.event_time),
+        }

@@ -1,0 +1,1 @@
+"""The Textual dashboard. Receives model objects only; never imports pyspark."""

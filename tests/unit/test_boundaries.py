@@ -1,0 +1,31 @@
+"""DESIGN.md's import boundaries, checked in fresh interpreters."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CASES = [
+    ("streamwatch.model", ["pyspark", "textual"]),
+    ("streamwatch.checkpoint", ["pyspark", "textual"]),
+    ("streamwatch.events", ["pyspark", "textual"]),
+    ("streamwatch.cli", ["pyspark", "textual"]),
+    ("streamwatch.tui.app", ["pyspark"]),
+    ("streamwatch.spark.runner", ["textual"]),
+    ("streamwatch.spark.tableformat", ["pyspark", "textual"]),
+    ("sample_pipelines.flights", ["pyspark", "textual"]),
+]
+
+
+@pytest.mark.parametrize("module,forbidden", CASES, ids=[c[0] for c in CASES])
+def test_module_does_not_import(module, forbidden):
+    code = (
+        f"import sys, {module}\n"
+        f"bad = [m for m in {forbidden!r} if m in sys.modules]\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"{module} imports {out.stdout.strip()}"
