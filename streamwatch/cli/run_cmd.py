@@ -44,7 +44,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
         click.echo("streamwatch run: --land-every must be > 0", err=True)
         sys.exit(2)
 
-    from streamwatch.spark.runner import LiveBackend
+    from streamwatch.spark.live import LiveBackend
     from streamwatch.tui.app import StreamwatchApp
 
     backend = LiveBackend(

@@ -20,7 +20,7 @@ async def _wait_for(pilot, predicate, timeout_s: float, what: str) -> None:
 
 def test_three_queries_appear_and_advance_then_quit_cleanly(spark, tmp_path):
     from streamwatch.pipeline import Workspace, get_pipeline
-    from streamwatch.spark.runner import LiveBackend
+    from streamwatch.spark.live import LiveBackend
     from streamwatch.tui.app import StreamwatchApp
 
     backend = LiveBackend(

@@ -14,6 +14,7 @@ CASES = [
     ("streamwatch.cli", ["pyspark", "textual"]),
     ("streamwatch.tui.app", ["pyspark"]),
     ("streamwatch.spark.runner", ["textual"]),
+    ("streamwatch.spark.live", ["textual"]),
     ("streamwatch.spark.tableformat", ["pyspark", "textual"]),
     ("sample_pipelines.flights", ["pyspark", "textual"]),
 ]
