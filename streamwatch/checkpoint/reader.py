@@ -1,78 +1,239 @@
 """Read a Structured Streaming checkpoint folder into :mod:`streamwatch.model.checkpoint`.
 
-Read-only: files are opened for reading only; nothing is created, renamed or deleted.
+Read-only: files are opened for reading only; nothing is created, renamed or deleted. A bad
+file inside the checkpoint becomes a :class:`~streamwatch.model.findings.Finding`; only an
+unusable PATH raises :class:`CheckpointError`. Files that vanish while Spark rewrites or
+purges the log are skipped.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import posixpath
 
-from streamwatch.model.checkpoint import Checkpoint, CommitLogEntry, OffsetLogEntry
+from streamwatch.checkpoint import health
+from streamwatch.checkpoint.delta import read_delta_log
+from streamwatch.checkpoint.filelog import read_file_log
+from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
+from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
+from streamwatch.checkpoint.state import read_state
+from streamwatch.model.checkpoint import Checkpoint, CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
+from streamwatch.model.findings import Finding
+
+#: Batches parsed by a summary read (Spark keeps spark.sql.streaming.minBatchesToRetain=100).
+SUMMARY_BATCHES = 100
+KNOWN_ROOT = {"metadata", "offsets", "commits", "sources", "state", ".metadata.crc"}
 
 
 class CheckpointError(Exception):
-    """PATH itself is unusable: missing, not a directory, or not a checkpoint."""
+    """PATH itself is unusable: missing, not a directory, permission denied, a symlink loop,
+    or not a checkpoint (neither ``metadata`` nor ``offsets/`` nor ``commits/``)."""
 
 
-def _batch_files(folder: str) -> list[tuple[int, str]]:
-    try:
-        names = os.listdir(folder)
-    except (FileNotFoundError, NotADirectoryError):
+def _batch_names(storage: Storage, folder: str, what: str, findings: list[Finding]) -> list[int]:
+    names = storage.names(folder)
+    if names is None:
         return []
-    return sorted((int(n), os.path.join(folder, n)) for n in names if n.isdigit())
+    ids = []
+    for n in names:
+        if n.isdigit():
+            ids.append(int(n))
+        elif n.startswith(".") and n.endswith(".crc"):
+            continue
+        elif n.startswith(".") and n.endswith(".tmp"):
+            findings.append(Finding("info", "temporary-file", f"temporary file {n!r} in {what}/ (being written, or left by a crash)", storage.join(folder, n)))
+        else:
+            findings.append(Finding("warning", "stray-file", f"unexpected {n!r} in {what}/ (Spark ignores it)", storage.join(folder, n)))
+    ids.sort()
+    return ids
 
 
-def _read_lines(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return f.read().splitlines()
+def _read_entries(storage: Storage, folder: str, ids: list[int], parse, findings: list[Finding]) -> list:
+    paths = [storage.join(folder, str(b)) for b in ids]
+    out = []
+    for b, path, data in zip(ids, paths, storage.read_many(paths)):
+        if isinstance(data, FileNotFoundError):
+            continue  # purged by Spark while we read
+        if isinstance(data, OSError):
+            findings.append(Finding("error", "unreadable-file", f"{posixpath.basename(folder)}/{b}: {data.strerror or data}", path))
+            continue
+        entry, fs = parse(data, b, path)
+        findings.extend(fs)
+        if entry is not None:
+            out.append(entry)
+    return out
 
 
-def _version(header: str) -> int:
-    return int(header[1:]) if header.startswith("v") and header[1:].isdigit() else 0
+def _discover_sink(storage: Storage, root: str) -> str | None:
+    """The sink folder of a checkpoint laid out like a streamwatch workspace
+    (``…/checkpoints/<pipeline>/<layer>`` → ``…/tables/<pipeline>/<layer>``), or the folder
+    holding the checkpoint when that folder has ``_spark_metadata``/``_delta_log``."""
+    norm = root.rstrip("/\\")
+    parts = norm.replace("\\", "/").split("/")
+    candidates = []
+    if len(parts) >= 3 and parts[-3] == "checkpoints":
+        candidates.append("/".join(parts[:-3] + ["tables", parts[-2], parts[-1]]))
+    candidates.append("/".join(parts[:-1]))
+    for c in candidates:
+        if not c:
+            continue
+        names = storage.names(c) or []
+        if "_spark_metadata" in names or "_delta_log" in names:
+            return c
+    return None
 
 
-def read_offsets(path: str, batch_id: int) -> OffsetLogEntry:
-    """Parse one ``offsets/N`` file (mirrors ``OffsetSeqLog.deserialize``, v1 format)."""
-    lines = _read_lines(path)
-    meta = json.loads(lines[1]) if len(lines) > 1 and lines[1].startswith("{") else {}
-    sources = tuple(None if line == "-" else line for line in lines[2:] if line)
-    return OffsetLogEntry(
-        batch_id=batch_id,
-        version=_version(lines[0] if lines else ""),
-        watermark_ms=meta.get("batchWatermarkMs"),
-        timestamp_ms=meta.get("batchTimestampMs"),
-        conf=meta.get("conf") or {},
-        sources=sources,
-    )
+def _provider_hint(entries: tuple[OffsetLogEntry, ...]) -> str | None:
+    if not entries:
+        return None
+    cls = entries[-1].conf.get("spark.sql.streaming.stateStore.providerClass", "")
+    return "rocksdb" if "RocksDB" in cls else "hdfs" if "HDFSBacked" in cls else None
 
 
-def read_commit(path: str, batch_id: int) -> CommitLogEntry:
-    """Parse one ``commits/N`` file (mirrors ``CommitLog.deserialize``)."""
-    lines = _read_lines(path)
-    meta = json.loads(lines[1]) if len(lines) > 1 else {}
-    return CommitLogEntry(batch_id, _version(lines[0] if lines else ""), meta.get("nextBatchWatermarkMs"))
-
-
-def read_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
-    """Read the checkpoint at ``path``.
-
-    Raises :class:`CheckpointError` when ``path`` is missing, not a directory, or holds
-    neither ``metadata`` nor ``offsets/``.
-    """
-    root = os.fspath(path)
-    if not os.path.exists(root):
+def _check_root(storage: Storage, root: str) -> list[str]:
+    try:
+        kind = storage.kind(root)
+    except StorageError as e:
+        raise CheckpointError(str(e)) from None
+    if kind is None:
         raise CheckpointError(f"{root}: no such file or directory")
-    if not os.path.isdir(root):
+    if kind != "dir":
         raise CheckpointError(f"{root}: not a directory")
-    meta_path = os.path.join(root, "metadata")
-    has_offsets = os.path.isdir(os.path.join(root, "offsets"))
-    if not os.path.isfile(meta_path) and not has_offsets:
-        raise CheckpointError(f"{root}: not a checkpoint (no metadata file, no offsets/ folder)")
+    try:
+        names = storage.names(root)
+    except PermissionError:
+        raise CheckpointError(f"{root}: permission denied") from None
+    except OSError as e:
+        raise CheckpointError(f"{root}: cannot list ({e.strerror or e})") from None
+    if names is None:
+        raise CheckpointError(f"{root}: no such file or directory")
+    if not ({"metadata", "offsets", "commits"} & set(names)):
+        raise CheckpointError(f"{root}: not a checkpoint (no metadata file, no offsets/ or commits/ folder)")
+    return names
+
+
+def read_checkpoint(
+    path: str | os.PathLike[str],
+    sink: str | os.PathLike[str] | None = None,
+    *,
+    full: bool = True,
+    storage_options: dict | None = None,
+) -> Checkpoint:
+    """Read the checkpoint at ``path`` (a local folder or an fsspec URL such as
+    ``s3://bucket/cp`` or ``file:///tmp/cp``) with its health findings.
+
+    ``sink`` is the file sink's output folder (holding ``_spark_metadata/``) or a Delta sink
+    table (``_delta_log/``); when None it is discovered from a streamwatch workspace layout.
+    ``full=False`` is a summary read: every batch id is listed but only the last
+    :data:`SUMMARY_BATCHES` offsets/commits are parsed, and file-log entries are counted, not
+    parsed (``Checkpoint.complete`` False).
+
+    Raises :class:`CheckpointError` when ``path`` is missing, not a directory, unreadable, a
+    symlink loop, or not a checkpoint. Never raises on a bad file inside the checkpoint.
+    """
+    raw = os.fspath(path)
+    try:
+        storage, root = open_storage(raw, storage_options)
+    except StorageError as e:
+        raise CheckpointError(str(e)) from None
+    try:
+        names = _check_root(storage, root)
+        return _read(storage, raw, root, names, sink, full, storage_options)
+    except CheckpointError:
+        raise
+    except PermissionError as e:
+        raise CheckpointError(f"{raw}: permission denied ({e.filename or ''})") from None
+    except OSError as e:
+        if isinstance(e, FileNotFoundError) and storage.kind(root) is None:
+            raise CheckpointError(f"{raw}: no such file or directory (removed while reading)") from None
+        raise CheckpointError(f"{raw}: cannot read ({e.strerror or e})") from None
+
+
+def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options) -> Checkpoint:
+    findings: list[Finding] = []
+    for n in sorted(names):
+        if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc")):
+            findings.append(Finding("warning", "stray-file", f"unexpected {n!r} at the checkpoint root", storage.join(root, n)))
     query_id = None
-    if os.path.isfile(meta_path):
-        with open(meta_path, encoding="utf-8") as f:
-            query_id = json.loads(f.readline() or "{}").get("id")
-    offsets = tuple(read_offsets(p, b) for b, p in _batch_files(os.path.join(root, "offsets")))
-    commits = tuple(read_commit(p, b) for b, p in _batch_files(os.path.join(root, "commits")))
-    return Checkpoint(root, query_id, offsets, commits)
+    meta_path = storage.join(root, "metadata")
+    if "metadata" in names:
+        try:
+            query_id, fs = parse_metadata(storage.read(meta_path), meta_path)
+            findings.extend(fs)
+        except IsADirectoryError:
+            findings.append(Finding("error", "unparsable-file", "metadata is a folder, not a file", meta_path))
+        except OSError as e:
+            findings.append(Finding("error", "unreadable-file", f"metadata: {e.strerror or e}", meta_path))
+    else:
+        findings.append(Finding("warning", "no-metadata", "no metadata file: the query id is unknown", meta_path))
+
+    offsets_dir, commits_dir = storage.join(root, "offsets"), storage.join(root, "commits")
+    off_ids = _batch_names(storage, offsets_dir, "offsets", findings)
+    com_ids = _batch_names(storage, commits_dir, "commits", findings)
+    want_off = off_ids if full else off_ids[-SUMMARY_BATCHES:]
+    want_com = com_ids if full else com_ids[-SUMMARY_BATCHES:]
+    offsets = tuple(_read_entries(storage, offsets_dir, want_off, parse_offsets, findings))
+    commits = tuple(_read_entries(storage, commits_dir, want_com, parse_commit, findings))
+
+    sources: list[SourceLog] = []
+    sources_dir = storage.join(root, "sources")
+    for it in sorted(storage.list(sources_dir) or [], key=lambda i: (not i.name.isdigit(), i.name.zfill(9))):
+        if not it.is_dir or not it.name.isdigit():
+            findings.append(Finding("warning", "stray-file", f"unexpected {it.name!r} in sources/", storage.join(sources_dir, it.name)))
+            continue
+        log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, index=int(it.name))
+        findings.extend(fs)
+        if log is not None:
+            sources.append(log)  # type: ignore[arg-type]
+
+    state, fs = read_state(storage, root, _provider_hint(offsets))
+    findings.extend(fs)
+
+    sink_log: SinkLog | None = None
+    delta_log = None
+    sink_path: str | None = None
+    sink_storage, sink_root = storage, None
+    if sink is not None:
+        sink_path = os.fspath(sink)
+        try:
+            sink_storage, sink_root = open_storage(sink_path, storage_options)
+        except StorageError as e:
+            findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
+    else:
+        sink_root = _discover_sink(storage, root)
+        if sink_root is not None:
+            sink_path = sink_root if "://" not in raw else raw.split("://", 1)[0] + "://" + sink_root
+    if sink_root is not None:
+        if sink_storage.kind(sink_root) != "dir":
+            findings.append(Finding("error", "sink-unreadable", f"sink folder {sink_path} is missing or not a folder", sink_path))
+        else:
+            log, fs = read_file_log(sink_storage, sink_storage.join(sink_root, "_spark_metadata"), "sink", entries=full)
+            findings.extend(fs)
+            sink_log = log  # type: ignore[assignment]
+            delta_log, fs = read_delta_log(sink_storage, sink_root)
+            findings.extend(fs)
+            if sink_log is None and delta_log is None:
+                findings.append(Finding("warning", "sink-unknown", f"{sink_path} has neither _spark_metadata/ nor _delta_log/", sink_path))
+
+    cp = Checkpoint(
+        path=raw,
+        query_id=query_id,
+        offsets=offsets,
+        commits=commits,
+        sources=tuple(sources),
+        sink=sink_log,
+        delta_sink=delta_log,
+        state=state,
+        offset_batch_ids=tuple(off_ids),
+        commit_batch_ids=tuple(com_ids),
+        sink_path=sink_path,
+        complete=full,
+    )
+    findings += health.log_findings(cp, offsets_dir, commits_dir)
+    findings += health.conf_findings(offsets, offsets_dir)
+    findings += health.watermark_findings(cp)
+    findings += health.state_findings(cp)
+    findings += health.sink_source_findings(cp)
+    from dataclasses import replace
+
+    return replace(cp, findings=tuple(findings))

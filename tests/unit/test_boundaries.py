@@ -10,6 +10,9 @@ import pytest
 CASES = [
     ("streamwatch.model", ["pyspark", "textual"]),
     ("streamwatch.checkpoint", ["pyspark", "textual"]),
+    ("streamwatch.checkpoint.reader", ["pyspark", "textual", "rich"]),
+    ("streamwatch.model.findings", ["pyspark", "textual"]),
+    ("streamwatch.cli.inspect_cmd", ["pyspark", "textual"]),
     ("streamwatch.events", ["pyspark", "textual"]),
     ("streamwatch.cli", ["pyspark", "textual"]),
     ("streamwatch.tui.app", ["pyspark"]),

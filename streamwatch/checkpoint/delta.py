@@ -1,0 +1,86 @@
+"""A Delta sink table's transaction log ``<table>/_delta_log/`` (read-only).
+
+``NNNNNNNNNNNNNNNNNNNN.json`` commits hold one action per line: ``add``, ``remove``, ``txn``
+(``appId`` = streaming query id, ``version`` = batch id — how Delta's streaming sink makes
+each batch idempotent) and ``commitInfo`` (``operation`` ``STREAMING UPDATE`` with
+``operationParameters.queryId``/``epochId``). ``*.checkpoint.parquet`` files are only listed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from streamwatch.checkpoint.fs import Storage
+from streamwatch.model.checkpoint import DeltaCommit, DeltaLog
+from streamwatch.model.findings import Finding
+
+_COMMIT = re.compile(r"^(\d{20})\.json$")
+_CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?(?:\.[0-9a-f-]+)?\.parquet$")
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
+    """One commit file → DeltaCommit (None when a line is not JSON)."""
+    adds = removes = 0
+    app = txn_v = op = qid = epoch = ts = None
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            action = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(action, dict):
+            return None
+        if "add" in action:
+            adds += 1
+        elif "remove" in action:
+            removes += 1
+        elif "txn" in action and isinstance(action["txn"], dict):
+            app, txn_v = action["txn"].get("appId"), _int(action["txn"].get("version"))
+        elif "commitInfo" in action and isinstance(action["commitInfo"], dict):
+            ci = action["commitInfo"]
+            op, ts = ci.get("operation"), _int(ci.get("timestamp"))
+            params = ci.get("operationParameters") or {}
+            qid, epoch = params.get("queryId"), _int(params.get("epochId"))
+    return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts)
+
+
+def read_delta_log(storage: Storage, table: str) -> tuple[DeltaLog | None, list[Finding]]:
+    """``<table>/_delta_log`` → DeltaLog (None when absent); bad commits become findings."""
+    folder = storage.join(table, "_delta_log")
+    items = storage.list(folder)
+    if items is None:
+        return None, []
+    findings: list[Finding] = []
+    commits: list[DeltaCommit] = []
+    checkpoints: list[int] = []
+    for it in sorted(items, key=lambda i: i.name):
+        m = _COMMIT.match(it.name)
+        if m:
+            path = storage.join(folder, it.name)
+            try:
+                data = storage.read(path)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                findings.append(Finding("error", "unreadable-file", f"Delta commit {it.name}: {e.strerror or e}", path))
+                continue
+            c = parse_delta_commit(data, int(m.group(1)))
+            if c is None:
+                findings.append(Finding("error", "unparsable-file", f"Delta commit {it.name} is not JSON lines (truncated?)", path))
+            else:
+                commits.append(c)
+            continue
+        m = _CHECKPOINT.match(it.name)
+        if m:
+            checkpoints.append(int(m.group(1)))
+    return DeltaLog(folder, tuple(commits), tuple(sorted(set(checkpoints)))), findings

@@ -1,0 +1,176 @@
+"""Compactible file logs: the file source's ``sources/<i>/`` and the file sink's
+``_spark_metadata/`` (mirrors ``CompactibleFileStreamLog``, ``FileStreamSourceLog`` and
+``FileStreamSinkLog``).
+
+A log folder holds ``N`` (entries of batch N) and ``N.compact`` (every entry up to batch N,
+written every ``compactInterval`` batches at ids ``k*interval - 1``); readers need only the
+latest ``.compact`` file and the plain files after it. Hidden ``.N.crc`` checksum files are
+expected; ``.N.<uuid>.tmp`` files are writes in progress (or left by a crash).
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from streamwatch.checkpoint.fs import Item, Storage
+from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_version
+from streamwatch.model.checkpoint import FileEntry, SinkFileEntry, SinkLog, SourceLog
+from streamwatch.model.findings import Finding
+
+_BATCH = re.compile(r"^(\d+)(\.compact)?$")
+DEFAULT_COMPACT_INTERVAL = 10  # spark.sql.streaming.{fileSource,fileSink}.log.compactInterval
+#: A ``.compact`` file this large is rewritten in full at every compaction (bytes).
+COMPACT_GROWTH_BYTES = 10 * 1024 * 1024
+
+
+def classify(items: list[Item]) -> tuple[dict[int, tuple[str, int, bool]], list[Item], list[Item]]:
+    """(batch id → (file name, size, is compact), temporary files, stray items) of a log folder."""
+    batches: dict[int, tuple[str, int, bool]] = {}
+    temps: list[Item] = []
+    strays: list[Item] = []
+    for it in items:
+        m = _BATCH.match(it.name)
+        if m and not it.is_dir:
+            b = int(m.group(1))
+            compact = bool(m.group(2))
+            if b not in batches or compact:
+                batches[b] = (it.name, it.size, compact)
+        elif it.name.startswith(".") and it.name.endswith(".crc"):
+            continue
+        elif it.name.startswith(".") and it.name.endswith(".tmp"):
+            temps.append(it)
+        else:
+            strays.append(it)
+    return batches, temps, strays
+
+
+def detect_interval(compact_ids: list[int], latest: int | None) -> int | None:
+    """Batches per compaction, from the ``.compact`` ids present (mirrors
+    ``CompactibleFileStreamLog.deriveCompactInterval``): the spacing of two compactions, or for
+    one compaction at id c the smallest interval dividing c+1 that no later batch contradicts
+    (Spark's default 10 preferred when it fits)."""
+    if not compact_ids:
+        return None
+    if len(compact_ids) >= 2:
+        return compact_ids[-1] - compact_ids[-2]
+    c = compact_ids[0]
+    after = (latest - c) if latest is not None else 0
+    fits = [d for d in range(1, c + 2) if (c + 1) % d == 0 and d > after]
+    if not fits:
+        return None
+    return DEFAULT_COMPACT_INTERVAL if DEFAULT_COMPACT_INTERVAL in fits else fits[0]
+
+
+def _parse_lines(body: list[bytes]) -> list | None:
+    lines = [ln for ln in body if ln.strip()]
+    if not lines:
+        return []
+    try:
+        return orjson.loads(b"[" + b",".join(lines) + b"]")
+    except orjson.JSONDecodeError:
+        return None
+
+
+def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = True, index: int = 0) -> tuple[SourceLog | SinkLog | None, list[Finding]]:
+    """Read a compactible log folder. ``kind`` is ``"source"`` (FileEntry lines) or ``"sink"``
+    (SinkFileStatus lines). With ``entries=False`` lines are counted, not parsed. Returns
+    (None, []) when the folder is missing; bad files become findings."""
+    items = storage.list(folder)
+    if items is None:
+        return None, []
+    findings: list[Finding] = []
+    batches, temps, strays = classify(items)
+    what_log = "file-source log" if kind == "source" else "file-sink log"
+    for it in strays:
+        findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in the {what_log}", storage.join(folder, it.name)))
+    for it in temps:
+        findings.append(Finding("info", "temporary-file", f"temporary file {it.name!r} in the {what_log} (being written, or left by a crash)", storage.join(folder, it.name)))
+    ids = sorted(batches)
+    compact_ids = [b for b in ids if batches[b][2]]
+    latest = ids[-1] if ids else None
+    start = compact_ids[-1] if compact_ids else (ids[0] if ids else 0)
+    needed = [b for b in ids if b >= start]
+    parsed_entries: list = []
+    count = 0
+    for b in needed:
+        name, _size, _compact = batches[b]
+        path = storage.join(folder, name)
+        try:
+            data = storage.read(path)
+        except FileNotFoundError:
+            continue  # replaced by compaction / cleanup while we read
+        except OSError as e:
+            findings.append(Finding("error", "unreadable-file", f"{what_log} {name}: {e.strerror or e}", path))
+            continue
+        version, body, fs = split_version(data, path, MAX_FILE_LOG_VERSION, f"{what_log} {name}")
+        findings.extend(fs)
+        if version is None:
+            continue
+        if not entries:
+            count += sum(1 for ln in body if ln.strip())
+            continue
+        rows = _parse_lines(body)
+        if rows is None:
+            findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: a line is not JSON (truncated?)", path))
+            rows = [r for r in (_try(ln) for ln in body if ln.strip()) if r is not None]
+        for r in rows:
+            e = _entry(r, kind, b)
+            if e is None:
+                findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: an entry lacks required fields", path))
+                break
+            parsed_entries.append(e)
+        count = len(parsed_entries)
+    interval = detect_interval(compact_ids, latest)
+    common = dict(
+        path=folder,
+        batch_ids=tuple(ids),
+        compact_batch_ids=tuple(compact_ids),
+        compact_interval=interval,
+        entry_count=count,
+        bytes_total=sum(batches[b][1] for b in ids),
+        latest_compact_bytes=batches[compact_ids[-1]][1] if compact_ids else None,
+        entries_loaded=entries,
+    )
+    if compact_ids and batches[compact_ids[-1]][1] >= COMPACT_GROWTH_BYTES:
+        size = batches[compact_ids[-1]][1]
+        findings.append(
+            Finding(
+                "warning",
+                "compaction-growth",
+                f"{what_log} compaction {compact_ids[-1]}.compact is {size / 1048576:.0f} MiB and is rewritten in full "
+                f"every {interval or '?'} batches; consider a retention setting or a new checkpoint",
+                storage.join(folder, batches[compact_ids[-1]][0]),
+            )
+        )
+    if kind == "source":
+        return SourceLog(index=index, entries=tuple(parsed_entries), **common), findings
+    return SinkLog(entries=tuple(parsed_entries), **common), findings
+
+
+def _try(line: bytes):
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _entry(r, kind: str, batch_id: int):
+    if not isinstance(r, dict):
+        return None
+    try:
+        if kind == "source":
+            return FileEntry(r["path"], int(r["timestamp"]), int(r["batchId"]))
+        return SinkFileEntry(
+            r["path"],
+            int(r.get("size", 0)),
+            bool(r.get("isDir", False)),
+            int(r.get("modificationTime", 0)),
+            int(r.get("blockReplication", 0)),
+            int(r.get("blockSize", 0)),
+            str(r.get("action", "add")),
+            batch_id,
+        )
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -1,0 +1,250 @@
+"""Health findings that need the whole checkpoint: offsets vs commits, conf drift, watermark
+progress, state versions vs the commit log, sink vs commits.
+
+Each check takes model objects and returns findings; none reads files. Codes (stable, see
+the README): ``in-flight-batch``, ``offsets-gap``, ``previous-offsets-missing``,
+``commit-without-offsets``, ``commits-gap``, ``commits-behind``, ``no-commits``,
+``conf-drift``, ``conf-not-recorded``, ``watermark-stalled``, ``state-version-missing``,
+``state-orphan-versions``, ``sink-behind-commits``, ``source-log-behind-offsets``.
+"""
+
+from __future__ import annotations
+
+from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry
+from streamwatch.model.findings import Finding
+
+#: Confs Spark restores from the offsets log on restart (``OffsetSeqMetadata.relevantSQLConfs``);
+#: a change between batches means the log no longer describes one query's physical plan.
+RESTART_CONFS = {
+    "spark.sql.shuffle.partitions": "error",
+    "spark.sql.streaming.stateStore.providerClass": "error",
+    "spark.sql.streaming.aggregation.stateFormatVersion": "error",
+    "spark.sql.streaming.join.stateFormatVersion": "error",
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion": "error",
+    "spark.sql.streaming.stateStore.encodingFormat": "error",
+    "spark.sql.streaming.stateStore.rocksdb.formatVersion": "error",
+    "spark.sql.streaming.stateStore.checkpointFormatVersion": "error",
+    "spark.sql.streaming.stateStore.compression.codec": "warning",
+    "spark.sql.streaming.multipleWatermarkPolicy": "warning",
+    "spark.sql.streaming.statefulOperator.useStrictDistribution": "warning",
+}
+#: Batches without watermark progress before ``watermark-stalled`` is reported.
+STALLED_BATCHES = 5
+
+
+def _ranges(ids: list[int]) -> str:
+    out, start, prev = [], None, None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}" if start == prev else f"{start}–{prev}")
+            start = prev = i
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}–{prev}")
+    shown = ", ".join(out[:5])
+    return shown + (f" (+{len(out) - 5} more ranges)" if len(out) > 5 else "")
+
+
+def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Finding]:
+    """Offsets vs commits (mirrors the checks in ``MicroBatchExecution.populateStartOffsets``
+    and SPARK-38033)."""
+    out: list[Finding] = []
+    offs, commits = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
+    if not offs and not commits:
+        out.append(Finding("info", "no-batches", "no batch planned yet (offsets/ is empty)", offsets_dir))
+        return out
+    if offs:
+        latest = offs[-1]
+        present = set(offs)
+        missing = [b for b in range(offs[0], latest) if b not in present]
+        if latest > 0 and (latest - 1) not in present:
+            out.append(
+                Finding(
+                    "error",
+                    "previous-offsets-missing",
+                    f"offsets/{latest - 1} is missing: Spark cannot restart from batch {latest} "
+                    f"(it needs the previous batch's offsets)",
+                    offsets_dir,
+                )
+            )
+        if missing:
+            out.append(Finding("warning", "offsets-gap", f"offsets log has gaps: batches {_ranges(missing)} missing", offsets_dir))
+    if commits:
+        present_offs = set(offs)
+        orphan = [b for b in commits if b not in present_offs and (not offs or b > offs[0])]
+        if orphan:
+            out.append(Finding("error", "commit-without-offsets", f"commits without offsets: batches {_ranges(orphan)}", commits_dir))
+        pc = set(commits)
+        gaps = [b for b in range(commits[0], commits[-1]) if b not in pc]
+        if gaps:
+            out.append(Finding("warning", "commits-gap", f"commit log has gaps: batches {_ranges(gaps)} missing", commits_dir))
+    if offs:
+        latest, done = offs[-1], (commits[-1] if commits else None)
+        if done is None:
+            out.append(Finding("warning", "no-commits", f"no batch has committed; batches up to {latest} were planned", commits_dir))
+        elif done > latest:
+            out.append(Finding("error", "commit-without-offsets", f"commit log ({done}) is ahead of the offsets log ({latest})", commits_dir))
+        elif latest - done > 1:
+            out.append(
+                Finding(
+                    "error",
+                    "commits-behind",
+                    f"commit log ends at batch {done} but offsets at {latest}: more than one batch "
+                    f"without a commit (SPARK-38033; the restart may fail or re-run {latest - done} batches)",
+                    commits_dir,
+                )
+            )
+        if latest > (done if done is not None else -1):
+            out.append(
+                Finding(
+                    "warning",
+                    "in-flight-batch",
+                    f"batch {latest} is planned (offsets/{latest}) but not committed: it will be re-run on restart",
+                    f"{offsets_dir}/{latest}" if "://" not in offsets_dir else offsets_dir,
+                )
+            )
+    return out
+
+
+def conf_findings(entries: tuple[OffsetLogEntry, ...], offsets_dir: str) -> list[Finding]:
+    """Conf drift between consecutive batches, and confs an old Spark did not record."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    prev: OffsetLogEntry | None = None
+    for e in entries:
+        if prev is not None and prev.conf and e.conf:
+            for key, sev in RESTART_CONFS.items():
+                a, b = prev.conf.get(key), e.conf.get(key)
+                if a != b and key not in seen and (a is not None and b is not None):
+                    seen.add(key)
+                    out.append(
+                        Finding(
+                            sev,  # type: ignore[arg-type]
+                            "conf-drift",
+                            f"{key} changed from {a} to {b} between batch {prev.batch_id} and {e.batch_id}; "
+                            f"state written under one value cannot be read under the other",
+                            f"{offsets_dir}/{e.batch_id}",
+                        )
+                    )
+        prev = e
+    if entries:
+        last = entries[-1]
+        if "spark.sql.shuffle.partitions" not in last.conf:
+            out.append(
+                Finding(
+                    "info",
+                    "conf-not-recorded",
+                    "the offsets log does not record spark.sql.shuffle.partitions (Spark ≤ 2.1): a stateful "
+                    "query must restart with the same value it was started with (SPARK-19873)",
+                    f"{offsets_dir}/{last.batch_id}",
+                )
+            )
+    return out
+
+
+def watermark_findings(cp: Checkpoint) -> list[Finding]:
+    """``watermark-stalled`` when the query has a watermark (> 0 at some point) and the last
+    :data:`STALLED_BATCHES` committed batches did not move it."""
+    entries = [e for e in cp.offsets if e.watermark_ms is not None]
+    if len(entries) <= STALLED_BATCHES:
+        return []
+    tail = entries[-(STALLED_BATCHES + 1) :]
+    wms = {e.watermark_ms for e in tail}
+    if len(wms) == 1 and tail[-1].watermark_ms and tail[-1].watermark_ms > 0:
+        return [
+            Finding(
+                "warning",
+                "watermark-stalled",
+                f"watermark has not advanced over the last {STALLED_BATCHES} batches "
+                f"(stuck at {tail[-1].watermark_ms} ms since batch {tail[0].batch_id}): no newer event time is arriving, "
+                "so windows are not emitted and state is not evicted",
+                None,
+            )
+        ]
+    return []
+
+
+def state_findings(cp: Checkpoint) -> list[Finding]:
+    """Every partition must hold state version (last committed batch + 1); versions beyond
+    (latest planned batch + 1) are orphans; versions of an uncommitted batch are re-written."""
+    out: list[Finding] = []
+    done = cp.last_committed_batch_id
+    latest = cp.latest_batch_id
+    for op in cp.state:
+        label = f"state operator {op.operator_id}" + (f" ({op.name})" if op.name else "")
+        if done is not None:
+            need = done + 1
+            lacking = [p for p in op.partitions if need not in p.versions]
+            if not op.partitions:
+                out.append(Finding("error", "state-version-missing", f"{label} has no state store files, but batch {done} committed", op.path))
+            elif lacking:
+                where = ", ".join(f"{p.partition_id}/{p.store_name}" if p.store_name != "default" else str(p.partition_id) for p in lacking[:5])
+                more = f" (+{len(lacking) - 5} more)" if len(lacking) > 5 else ""
+                out.append(
+                    Finding(
+                        "error",
+                        "state-version-missing",
+                        f"{label}: state version {need} (after committed batch {done}) is missing in partition {where}{more}",
+                        op.path,
+                    )
+                )
+        limit = (latest if latest is not None else -1) + 1
+        beyond = sorted({v for p in op.partitions for v in p.versions if v > limit})
+        if beyond:
+            out.append(
+                Finding(
+                    "warning",
+                    "state-orphan-versions",
+                    f"{label}: state versions {_ranges(beyond)} are beyond the latest planned batch {latest} (left from another run?)",
+                    op.path,
+                )
+            )
+        uncommitted = sorted({v for p in op.partitions for v in p.versions if done is not None and done + 1 < v <= limit})
+        if uncommitted:
+            out.append(
+                Finding(
+                    "info",
+                    "state-uncommitted-version",
+                    f"{label}: state version {_ranges(uncommitted)} was written by an uncommitted batch and will be rewritten on restart",
+                    op.path,
+                )
+            )
+    return out
+
+
+def sink_source_findings(cp: Checkpoint) -> list[Finding]:
+    """The file sink log must reach the last committed batch; a file source's offset must
+    point at a batch its source log holds."""
+    out: list[Finding] = []
+    done = cp.last_committed_batch_id
+    if cp.sink is not None and done is not None:
+        last = cp.sink.latest_batch_id
+        if last is None or last < done:
+            out.append(
+                Finding(
+                    "error",
+                    "sink-behind-commits",
+                    f"file sink log ends at batch {last if last is not None else '-'} but batch {done} committed "
+                    "(wrong sink folder, or sink metadata lost)",
+                    cp.sink.path,
+                )
+            )
+    latest = cp.latest_offsets
+    if latest is not None:
+        for i, p in enumerate(latest.parsed):
+            if p is None or p.log_offset is None:
+                continue
+            log = next((s for s in cp.sources if s.index == i), None)
+            if log is not None and (log.latest_batch_id is None or log.latest_batch_id < p.log_offset):
+                out.append(
+                    Finding(
+                        "error",
+                        "source-log-behind-offsets",
+                        f"source {i}'s offset is logOffset {p.log_offset} but sources/{i}/ ends at {log.latest_batch_id}",
+                        log.path,
+                    )
+                )
+    return out

@@ -1,0 +1,51 @@
+"""Per-batch timeline: offsets N / commit N / state version N+1 / sink entry N side by side."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
+
+
+def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
+    """One :class:`BatchRow` per batch id present in the offsets or commit log, ascending.
+
+    ``state_version`` is True when every state operator holds version N+1 in every partition
+    (None for a stateless query); ``sink_entry`` whether the file sink log holds batch N
+    (None when no sink log is known); ``watermark_ms``/``timestamp_ms`` come from
+    ``offsets/N`` (None when it was not parsed, e.g. in a summary read). O(batches +
+    partitions × versions)."""
+    offs = {e.batch_id: e for e in cp.offsets}
+    off_ids = set(cp.offset_batch_ids) or set(offs)
+    com_ids = set(cp.commit_batch_ids) or {c.batch_id for c in cp.commits}
+    ids = sorted(off_ids | com_ids)
+    state_sets = [set(op.versions) for op in cp.state] if cp.state else None
+    sink = cp.sink
+    sink_ids = set(sink.batch_ids) if sink is not None else set()
+    sink_compact = sink.compact_batch_ids[-1] if sink is not None and sink.compact_batch_ids else -1
+    files: Counter[int] | None = None
+    if cp.sources and all(s.entries_loaded for s in cp.sources):
+        files = Counter(e.batch_id for s in cp.sources for e in s.entries)
+    delta: dict[int, list[int]] | None = None
+    if cp.delta_sink is not None:
+        delta = {}
+        for c in cp.delta_sink.commits:
+            if c.txn_version is not None and (cp.query_id is None or c.txn_app_id in (None, cp.query_id)):
+                delta.setdefault(c.txn_version, []).append(c.version)
+    rows = []
+    for b in ids:
+        e = offs.get(b)
+        rows.append(
+            BatchRow(
+                batch_id=b,
+                has_offsets=b in off_ids,
+                has_commit=b in com_ids,
+                state_version=None if state_sets is None else all((b + 1) in s for s in state_sets),
+                sink_entry=None if sink is None else (b in sink_ids or 0 <= b <= sink_compact),
+                watermark_ms=e.watermark_ms if e else None,
+                timestamp_ms=e.timestamp_ms if e else None,
+                files_read=None if files is None else files.get(b, 0),
+                delta_versions=None if delta is None else tuple(delta.get(b, ())),
+            )
+        )
+    return tuple(rows)
