@@ -109,6 +109,13 @@ def _check_root(storage: Storage, root: str) -> list[str]:
         raise CheckpointError(f"{root}: no such file or directory")
     if not ({"metadata", "offsets", "commits"} & set(names)):
         raise CheckpointError(f"{root}: not a checkpoint (no metadata file, no offsets/ or commits/ folder)")
+    if not ({"offsets", "commits"} & set(names)):
+        try:
+            head = storage.read(storage.join(root, "metadata"))[:64].lstrip()
+        except OSError:
+            head = b""
+        if not head.startswith(b"{"):
+            raise CheckpointError(f"{root}: not a checkpoint (its metadata file is not a query's, and there is no offsets/ or commits/ folder)")
     return names
 
 

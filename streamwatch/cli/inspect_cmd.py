@@ -1,40 +1,105 @@
-"""``streamwatch inspect PATH``: read-only checkpoint summary, no JVM."""
+"""``streamwatch inspect PATH``: read-only checkpoint inspector with health findings, no JVM."""
 
 from __future__ import annotations
 
+import enum
 import sys
 
 import click
 
+EPILOG = """\b
+Examples:
+  streamwatch inspect ./streamwatch-workspace/checkpoints/flights/gold
+  streamwatch inspect CP --batches            offsets / commit / state / sink per batch
+  streamwatch inspect CP --batch 12           one batch: offsets, files read, state, sink
+  streamwatch inspect CP --sink ./out/table   also read the sink's _spark_metadata or _delta_log
+  streamwatch inspect s3://bucket/cp --json   fsspec URLs work too (needs s3fs)
+  streamwatch inspect CP --check || alert     exit status by worst finding
 
-@click.command()
-@click.argument("path", type=click.Path(path_type=str))
-def inspect(path: str) -> None:
+\b
+--check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
+(2 is click's own status for a bad option). Without --check the exit status is 0
+whenever PATH could be read, 4 otherwise. Nothing under PATH is ever written.
+"""
+
+
+class ExitCode(enum.IntEnum):
+    """Exit statuses of ``streamwatch inspect`` (``--check`` uses all of them)."""
+
+    OK = 0
+    WARNINGS = 1
+    USAGE = 2  # click's status for a bad option or argument
+    ERRORS = 3
+    UNREADABLE = 4
+
+
+def _fail(msg: str) -> None:
+    click.echo(f"streamwatch inspect: {msg}", err=True)
+    sys.exit(ExitCode.UNREADABLE)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("path", type=str)
+@click.option("--batch", "batch_id", type=int, default=None, metavar="N", help="Show batch N in detail.")
+@click.option("--batches", is_flag=True, help="Timeline: offsets N / commit N / state version N+1 / sink entry N.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.inspect/1, see README).")
+@click.option("--check", is_flag=True, help="Exit status by worst finding: 0 ok, 1 warnings, 3 errors, 4 unreadable.")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (file sink or Delta table); discovered in a streamwatch workspace.")
+def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None) -> None:
     """Summarise the checkpoint at PATH without starting Spark (read-only).
 
-    Shows the query id, the latest batch in the offsets log and in the commit
-    log, and each source's latest offset.
+    Shows the query id, batches (first, latest, last committed, in flight), the
+    watermark, each source's latest offset and file log, the sink, the state
+    operators and health findings (in-flight batch, gaps between offsets and
+    commits, conf drift, missing or orphan state versions, unknown log versions,
+    truncated files, stray files…). PATH may be a local folder or an fsspec URL.
     """
-    from rich.console import Console
-    from rich.table import Table
+    from streamwatch.checkpoint import CheckpointError, batch_timeline, read_checkpoint
+    from streamwatch.model.findings import worst_severity
 
-    from streamwatch.checkpoint import CheckpointError, read_checkpoint
-
+    if batches and batch_id is not None:
+        click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
+        sys.exit(ExitCode.USAGE)
+    full = batches or batch_id is not None
     try:
-        cp = read_checkpoint(path)
+        cp = read_checkpoint(path, sink=sink, full=full)
     except CheckpointError as e:
-        click.echo(f"streamwatch inspect: {e}", err=True)
-        sys.exit(3)
-    except (OSError, ValueError) as e:
-        click.echo(f"streamwatch inspect: {path}: unreadable ({e})", err=True)
-        sys.exit(3)
-    out = Console()
-    out.print(f"[bold]checkpoint[/] {cp.path}")
-    out.print(f"query id             {cp.query_id or '-'}")
-    out.print(f"latest batch (offsets) {cp.latest_batch_id if cp.latest_batch_id is not None else '-'}")
-    out.print(f"last committed batch   {cp.last_committed_batch_id if cp.last_committed_batch_id is not None else '-'}")
-    if cp.offsets:
-        table = Table("source", "latest offset", title="sources")
-        for i, offset in enumerate(cp.offsets[-1].sources):
-            table.add_row(str(i), offset or "-")
-        out.print(table)
+        _fail(str(e))
+        return
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
+        _fail(f"{path}: unreadable ({type(e).__name__}: {e})")
+        return
+    if batch_id is not None and batch_id not in set(cp.offset_batch_ids) | set(cp.commit_batch_ids):
+        known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
+        click.echo(f"streamwatch inspect: batch {batch_id} is not in this checkpoint (offsets hold {known})", err=True)
+        sys.exit(ExitCode.USAGE)
+
+    if as_json:
+        import orjson
+
+        from streamwatch.checkpoint import jsonout
+
+        if batches:
+            doc = jsonout.timeline_doc(cp, batch_timeline(cp))
+        elif batch_id is not None:
+            doc = jsonout.batch_doc(cp, batch_id)
+        else:
+            doc = jsonout.summary_doc(cp)
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+
+        from streamwatch.checkpoint import jsonout, report
+
+        out = Console(soft_wrap=False)
+        if batches:
+            out.print(report.timeline(batch_timeline(cp)))
+            out.print(report.findings_table(cp))
+        elif batch_id is not None:
+            out.print(report.batch(jsonout.batch_doc(cp, batch_id)))
+        else:
+            out.print(report.summary(cp))
+    if check:
+        worst = worst_severity(cp.findings)
+        sys.exit(ExitCode.ERRORS if worst == "error" else ExitCode.WARNINGS if worst == "warning" else ExitCode.OK)

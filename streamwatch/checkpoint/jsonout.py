@@ -1,0 +1,192 @@
+"""The ``streamwatch inspect --json`` documents (schema ``streamwatch.inspect/1``).
+
+Plain dicts of JSON types, keys stable within a schema version (new keys may be added;
+removing or renaming one bumps the version). Times are epoch ms plus an ISO-8601 UTC text;
+sizes are bytes. Spark conf values whose key matches ``(?i)secret|password|token|access[.]?key``
+are replaced by ``*********``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+from streamwatch.model.checkpoint import BatchRow, Checkpoint, SourceOffset
+from streamwatch.model.findings import worst_severity
+
+SCHEMA = "streamwatch.inspect/1"
+_SECRET = re.compile(r"(?i)secret|password|token|access[.]?key")
+
+
+def redact(conf: dict[str, str]) -> dict[str, str]:
+    """Conf with secret-looking keys' values masked (Spark's redaction pattern)."""
+    return {k: ("*********" if _SECRET.search(k) else v) for k, v in sorted(conf.items())}
+
+
+def iso(ms: int | None) -> str | None:
+    """Epoch ms → ``2024-01-02T03:04:05.678Z`` (None stays None)."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _offset(sid: str, p: SourceOffset | None, raw: str | None) -> dict[str, Any]:
+    return {
+        "id": sid,
+        "kind": p.kind if p else None,
+        "offset": raw,
+        "summary": p.summary() if p else None,
+        "fields": dict(p.fields) if p else None,
+    }
+
+
+def _log(log) -> dict[str, Any] | None:
+    if log is None:
+        return None
+    return {
+        "path": log.path,
+        "latest_batch": log.latest_batch_id,
+        "entries": log.entry_count,
+        "compact_batches": list(log.compact_batch_ids),
+        "compact_interval": log.compact_interval,
+        "bytes": log.bytes_total,
+        "latest_compact_bytes": log.latest_compact_bytes,
+    }
+
+
+def summary_doc(cp: Checkpoint) -> dict[str, Any]:
+    """The summary document (see the README's "Inspecting a checkpoint")."""
+    latest = cp.latest_offsets
+    sources = []
+    if latest is not None:
+        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
+            d = _offset(sid, p, raw)
+            d["file_log"] = _log(next((s for s in cp.sources if s.index == i), None))
+            sources.append(d)
+    sink: dict[str, Any] | None = None
+    if cp.sink is not None:
+        sink = {"kind": "file", "path": cp.sink_path, "log": _log(cp.sink), "deletes": sum(1 for e in cp.sink.entries if e.action == "delete")}
+    elif cp.delta_sink is not None:
+        d = cp.delta_sink
+        txn = d.last_txn
+        sink = {
+            "kind": "delta",
+            "path": cp.sink_path,
+            "latest_version": d.latest_version,
+            "versions": len(d.commits),
+            "adds": sum(c.adds for c in d.commits),
+            "removes": sum(c.removes for c in d.commits),
+            "last_txn": {"app_id": txn[0], "version": txn[1]} if txn else None,
+            "written_by_this_query": bool(txn and cp.query_id and txn[0] == cp.query_id),
+        }
+    return {
+        "schema": SCHEMA,
+        "path": cp.path,
+        "query_id": cp.query_id,
+        "batches": {
+            "first": cp.offset_batch_ids[0] if cp.offset_batch_ids else None,
+            "latest": cp.latest_batch_id,
+            "last_committed": cp.last_committed_batch_id,
+            "in_flight": cp.in_flight_batch_id,
+            "offsets_files": len(cp.offset_batch_ids),
+            "commit_files": len(cp.commit_batch_ids),
+        },
+        "log_version": latest.version if latest else None,
+        "watermark_ms": cp.watermark_ms,
+        "watermark": iso(cp.watermark_ms) if cp.watermark_ms else None,
+        "batch_timestamp_ms": latest.timestamp_ms if latest else None,
+        "batch_timestamp": iso(latest.timestamp_ms) if latest else None,
+        "conf": redact(dict(latest.conf)) if latest else {},
+        "sources": sources,
+        "sink": sink,
+        "state": [
+            {
+                "operator_id": op.operator_id,
+                "name": op.name,
+                "provider": op.provider,
+                "metadata_version": op.metadata_version,
+                "stores": list(op.store_names),
+                "partitions": op.num_partitions,
+                "versions": {"min": op.any_versions[0], "max": op.any_versions[-1], "in_every_partition": len(op.versions)} if op.any_versions else None,
+                "bytes": op.bytes,
+                "schema_files": list(op.schema_files),
+                "state_variables": [{"name": v.name, "type": v.kind, "ttl": v.ttl_enabled} for v in op.state_variables],
+                "time_mode": op.time_mode,
+                "output_mode": op.output_mode,
+            }
+            for op in cp.state
+        ],
+        "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in cp.findings],
+        "worst": worst_severity(cp.findings),
+    }
+
+
+def row_doc(r: BatchRow) -> dict[str, Any]:
+    return {
+        "batch_id": r.batch_id,
+        "offsets": r.has_offsets,
+        "commit": r.has_commit,
+        "state_version": r.state_version,
+        "sink_entry": r.sink_entry,
+        "watermark_ms": r.watermark_ms,
+        "timestamp_ms": r.timestamp_ms,
+        "files_read": r.files_read,
+        "delta_versions": list(r.delta_versions) if r.delta_versions is not None else None,
+    }
+
+
+def timeline_doc(cp: Checkpoint, rows: tuple[BatchRow, ...]) -> dict[str, Any]:
+    return {"schema": SCHEMA, "path": cp.path, "query_id": cp.query_id, "timeline": [row_doc(r) for r in rows]}
+
+
+def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
+    """One batch in detail: offsets, commit, files read, state versions, sink entries."""
+    off = cp.offsets_for(batch_id)
+    com = cp.commit_for(batch_id)
+    files = [
+        {"source": s.index, "path": e.path, "timestamp_ms": e.timestamp_ms}
+        for s in cp.sources
+        for e in s.entries
+        if e.batch_id == batch_id
+    ]
+    state = []
+    for op in cp.state:
+        have = [p for p in op.partitions if batch_id + 1 in p.versions]
+        state.append({"operator_id": op.operator_id, "name": op.name, "version": batch_id + 1, "partitions_with_version": len(have), "partitions": len(op.partitions)})
+    sink_entries = None
+    if cp.sink is not None:
+        sink_entries = [
+            {"path": e.path, "size": e.size, "action": e.action}
+            for e in cp.sink.entries
+            if e.batch_id == batch_id
+        ]
+    delta = None
+    if cp.delta_sink is not None:
+        delta = list(cp.delta_sink.versions_for_batch(batch_id, cp.query_id))
+    return {
+        "schema": SCHEMA,
+        "path": cp.path,
+        "query_id": cp.query_id,
+        "batch": {
+            "batch_id": batch_id,
+            "offsets": None
+            if off is None
+            else {
+                "version": off.version,
+                "watermark_ms": off.watermark_ms,
+                "watermark": iso(off.watermark_ms) if off.watermark_ms else None,
+                "timestamp_ms": off.timestamp_ms,
+                "timestamp": iso(off.timestamp_ms),
+                "sources": [_offset(sid, p, raw) for sid, raw, p in zip(off.source_ids, off.sources, off.parsed)],
+                "conf": redact(dict(off.conf)),
+            },
+            "commit": None
+            if com is None
+            else {"version": com.version, "next_watermark_ms": com.next_watermark_ms, "state_unique_ids": com.state_unique_ids},
+            "files_read": files,
+            "state": state,
+            "sink_entries": sink_entries,
+            "delta_versions": delta,
+        },
+    }

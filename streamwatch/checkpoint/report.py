@@ -1,0 +1,163 @@
+"""Human-readable renderings of a checkpoint for ``streamwatch inspect`` (rich renderables).
+
+Imported only by the CLI; the reader itself never imports rich.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from streamwatch.checkpoint.jsonout import redact
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _t(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _short(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _n(v) -> str:
+    return "-" if v is None else str(v)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def findings_table(cp: Checkpoint) -> Table | Text:
+    if not cp.findings:
+        return Text("findings: none — the checkpoint looks healthy", style="green")
+    t = Table("severity", "code", "finding", title="findings", title_justify="left", expand=False)
+    order = {"error": 0, "warning": 1, "info": 2}
+    for f in sorted(cp.findings, key=lambda f: order[f.severity]):
+        t.add_row(Text(f.severity, style=STYLE[f.severity]), f.code, f.message)
+    return t
+
+
+def summary(cp: Checkpoint) -> Group:
+    """Query id, batches, watermark, sources, sink, state operators, findings."""
+    parts: list = []
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    latest = cp.latest_offsets
+    head.add_row("checkpoint", cp.path)
+    head.add_row("query id", cp.query_id or "- (no metadata file)")
+    first = cp.offset_batch_ids[0] if cp.offset_batch_ids else None
+    head.add_row("batches", f"{_n(first)} … {_n(cp.latest_batch_id)} in offsets/ ({len(cp.offset_batch_ids)} files), {len(cp.commit_batch_ids)} in commits/")
+    head.add_row("in flight", f"batch {cp.in_flight_batch_id} (planned, not committed: re-run on restart)" if cp.in_flight_batch_id is not None else "none")
+    if latest is not None:
+        wm = latest.watermark_ms
+        head.add_row("watermark", f"{_t(wm)}  ({wm} ms)" if wm else "none (0: no watermark, or no event time yet)")
+        head.add_row("last trigger", _t(latest.timestamp_ms))
+        sp = latest.conf.get("spark.sql.shuffle.partitions")
+        provider = latest.conf.get("spark.sql.streaming.stateStore.providerClass", "").rsplit(".", 1)[-1]
+        head.add_row("conf", f"shuffle partitions {sp or '- (not recorded)'}" + (f", state store {provider}" if provider else "") + f", offsets log v{latest.version}")
+    parts.append(head)
+    # Kept verbatim for scripts written against the first inspect.
+    parts.append(Text(f"latest batch (offsets) {_n(cp.latest_batch_id)}"))
+    parts.append(Text(f"last committed batch   {_n(cp.last_committed_batch_id)}"))
+    if latest is not None and latest.sources:
+        t = Table("source", "kind", "latest offset", "log", title="sources", title_justify="left")
+        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
+            log = next((s for s in cp.sources if s.index == i), None)
+            logtxt = ""
+            if log is not None:
+                logtxt = f"sources/{i}: {log.entry_count} files, batches ≤ {_n(log.latest_batch_id)}"
+                if log.compact_interval:
+                    logtxt += f", compact every {log.compact_interval}"
+            t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
+        parts.append(t)
+    if cp.sink is not None:
+        s = cp.sink
+        parts.append(Text(f"sink: file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
+                          f"{s.entry_count} entries, compact every {_n(s.compact_interval)}"))
+    elif cp.delta_sink is not None:
+        d = cp.delta_sink
+        txn = d.last_txn
+        mine = " (this query)" if txn and txn[0] == cp.query_id else ""
+        parts.append(Text(f"sink: Delta table {cp.sink_path} — version {_n(d.latest_version)}, last txn "
+                          f"{txn[0] + ' batch ' + str(txn[1]) + mine if txn else '-'}"))
+    else:
+        parts.append(Text("sink: not known (pass --sink DIR for a file or Delta sink)", style="dim"))
+    if cp.state:
+        t = Table("op", "name", "store", "stores", "partitions", "versions", "bytes", "metadata", title="state operators", title_justify="left")
+        for op in cp.state:
+            v = op.any_versions
+            t.add_row(
+                str(op.operator_id),
+                op.name or "-",
+                op.provider,
+                ", ".join(op.store_names) or "-",
+                str(op.num_partitions),
+                f"{v[0]}–{v[-1]}" if v else "-",
+                _bytes(op.bytes),
+                f"v{op.metadata_version}" if op.metadata_version else "-",
+            )
+        parts.append(t)
+    else:
+        parts.append(Text("state: none (stateless query)", style="dim"))
+    parts.append(findings_table(cp))
+    return Group(*parts)
+
+
+def timeline(rows: tuple[BatchRow, ...]) -> Table:
+    def mark(v: bool | None) -> Text:
+        return Text("·", style="dim") if v is None else Text("✓", style="green") if v else Text("✗", style="red")
+
+    t = Table("batch", "offsets", "commit", "state", "sink", "files", "watermark (UTC)", "trigger time (UTC)", title="batches", title_justify="left")
+    for r in rows:
+        t.add_row(str(r.batch_id), mark(r.has_offsets), mark(r.has_commit), mark(r.state_version), mark(r.sink_entry),
+                  _n(r.files_read), _short(r.watermark_ms) if r.watermark_ms else "-", _short(r.timestamp_ms))
+    return t
+
+
+def batch(doc: dict) -> Group:
+    """One batch from :func:`streamwatch.checkpoint.jsonout.batch_doc`'s ``batch``."""
+    b = doc["batch"]
+    parts: list = [Text(f"batch {b['batch_id']}", style="bold")]
+    off = b["offsets"]
+    if off is None:
+        parts.append(Text("offsets: none (not planned, or purged)", style="yellow"))
+    else:
+        parts.append(Text(f"offsets: log v{off['version']}, trigger {off['timestamp'] or '-'}, watermark {off['watermark'] or '-'}"))
+        t = Table("source", "kind", "offset")
+        for s in off["sources"]:
+            t.add_row(s["id"], s["kind"] or "-", s["offset"] or "-")
+        parts.append(t)
+    com = b["commit"]
+    parts.append(Text("commit: none — not committed" if com is None else f"commit: log v{com['version']}, nextBatchWatermarkMs {_n(com['next_watermark_ms'])}"))
+    if b["files_read"]:
+        t = Table("source", "file read", "modified")
+        for f in b["files_read"]:
+            t.add_row(str(f["source"]), f["path"], _t(f["timestamp_ms"]))
+        parts.append(t)
+    for s in b["state"]:
+        parts.append(Text(f"state operator {s['operator_id']} ({s['name'] or '-'}): version {s['version']} in {s['partitions_with_version']}/{s['partitions']} store folders"))
+    if b["sink_entries"] is not None:
+        parts.append(Text(f"sink entries: {len(b['sink_entries'])}" + ("" if b["sink_entries"] else " (batch folded into a .compact file, or wrote nothing)")))
+        for e in b["sink_entries"][:50]:
+            parts.append(Text(f"  {e['action']} {e['path']} ({e['size']} B)"))
+    if b["delta_versions"] is not None:
+        parts.append(Text(f"Delta versions written: {', '.join(map(str, b['delta_versions'])) or 'none'}"))
+    return Group(*parts)
+
+
+__all__ = ["batch", "findings_table", "redact", "summary", "timeline"]
