@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # pragma: no cover
 class Workspace:
     """Folders of one pipeline run under ``root`` (default ``./streamwatch-workspace``):
     ``landing/<pipeline>/<source>``, ``tables/<pipeline>/<table>``,
-    ``checkpoints/<pipeline>/<layer>``, ``logs/``."""
+    ``checkpoints/<pipeline>/<layer>``, ``archive/<pipeline>/<source>`` (files a file source
+    moved away after processing them, ``cleanSource=archive``), ``logs/``."""
 
     root: Path
 
@@ -34,6 +35,9 @@ class Workspace:
 
     def checkpoint(self, pipeline: str, layer: str) -> Path:
         return self.root / "checkpoints" / pipeline / layer
+
+    def archive(self, pipeline: str, source: str) -> Path:
+        return self.root / "archive" / pipeline / source
 
 
 class DataFactory(Protocol):
@@ -58,13 +62,15 @@ class LandingSource:
 
 @dataclass
 class LayerContext:
-    """What a layer's ``build`` gets: the session, the table interface, and where the
-    pipeline's landing directories are (by source name)."""
+    """What a layer's ``build`` gets: the session, the table interface, where the pipeline's
+    landing directories and archive directories are (by source name), and run options
+    (e.g. ``max_files_per_trigger``)."""
 
     spark: "SparkSession"
     tables: "Tables"
     landing: dict[str, Path]
     options: dict[str, Any] = field(default_factory=dict)
+    archive: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,13 +78,18 @@ class Layer:
     """One streaming query: reads upstream (landing files or a table), writes ``table``.
 
     ``build(ctx)`` returns the streaming DataFrame; ``output_mode`` is Spark's output mode
-    (``append``/``update``/``complete``)."""
+    (``append``/``update``/``complete``); ``sink`` is ``table`` (Delta or Parquet table
+    ``table``) or ``memory`` (Spark's memory sink: an in-session table named after the query,
+    not restartable); ``source`` names the format the query reads (``csv``, ``json``, or
+    ``table`` for an upstream table), used to explain which triggers it supports."""
 
     name: str
     table: str
     description: str
     build: Callable[[LayerContext], "DataFrame"]
     output_mode: str = "append"
+    sink: str = "table"
+    source: str = "table"
 
 
 @dataclass(frozen=True)
@@ -99,26 +110,51 @@ class Pipeline:
     def layer_names(self) -> Iterator[str]:
         return (layer.name for layer in self.layers)
 
+    def layer(self, name: str) -> Layer:
+        """The layer called ``name``; raises ``KeyError`` listing the layers."""
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(f"pipeline {self.name!r} has no layer {name!r}; layers: {', '.join(self.layer_names())}")
+
+
+# The pipelines shipped in ``sample_pipelines`` (also registered as entry points).
+BUNDLED = {
+    "flights": "sample_pipelines.flights:pipeline",
+    "orders": "sample_pipelines.orders:pipeline",
+    "events": "sample_pipelines.events:pipeline",
+}
+
+
+def _as_pipeline(obj: Any) -> Pipeline | None:
+    pipeline = obj() if callable(obj) and not isinstance(obj, Pipeline) else obj
+    return pipeline if isinstance(pipeline, Pipeline) else None
+
 
 def discover_pipelines() -> dict[str, Pipeline]:
-    """Pipelines from the ``streamwatch.pipelines`` entry-point group (the bundled ones are
-    registered there too), falling back to the bundled ``sample_pipelines`` when the
-    distribution's metadata is not installed. Broken entry points are skipped."""
-    from importlib import metadata
+    """Pipelines by name: the bundled ``sample_pipelines`` (flights, orders, events) and
+    everything in the ``streamwatch.pipelines`` entry-point group, whose value is a
+    :class:`Pipeline` or a function returning one (``mypkg.pipes:pipeline``). Broken entry
+    points are skipped (a third-party plugin must not break the tool)."""
+    from importlib import import_module, metadata
 
     found: dict[str, Pipeline] = {}
     for ep in metadata.entry_points(group="streamwatch.pipelines"):
         try:
-            obj = ep.load()
-        except Exception:  # a broken third-party plugin must not break the tool
+            pipeline = _as_pipeline(ep.load())
+        except Exception:
             continue
-        pipeline = obj() if callable(obj) and not isinstance(obj, Pipeline) else obj
-        if isinstance(pipeline, Pipeline):
+        if pipeline is not None:
             found[pipeline.name] = pipeline
-    if "flights" not in found:
-        from sample_pipelines.flights import pipeline as flights
-
-        found["flights"] = flights()
+    for name, target in BUNDLED.items():
+        if name not in found:
+            module, _, attr = target.partition(":")
+            try:
+                pipeline = _as_pipeline(getattr(import_module(module), attr))
+            except ImportError:  # an installation without that bundled pipeline
+                continue
+            if pipeline is not None:
+                found[name] = pipeline
     return found
 
 

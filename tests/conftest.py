@@ -82,8 +82,9 @@ def unchanged():
 @pytest.fixture(scope="session")
 def flights_run(spark, tmp_path_factory):
     """The flights pipeline run once with ``availableNow`` over 12 landed files (3 days of
-    NYC departures, ~2,700 rows). Returns (runner, workspace)."""
+    NYC departures, ~2,700 rows) and 12 files of hourly weather. Returns (runner, workspace)."""
     from sample_pipelines.flights.factory import FlightsFactory
+    from sample_pipelines.flights.weather import WeatherFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
 
@@ -91,6 +92,7 @@ def flights_run(spark, tmp_path_factory):
     pipeline = get_pipeline("flights")
     landed = FlightsFactory(ws.landing("flights", "flights")).land(12)
     assert len(landed) == 12
+    assert len(WeatherFactory(ws.landing("flights", "weather")).land(12)) == 12
     runner = PipelineRunner(spark, pipeline, ws, "parquet")
     runner.run_available_now(timeout_s=300)
     return runner, ws

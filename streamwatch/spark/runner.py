@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamwatch.model.runtime import QueryPlan, RunPlan
-from streamwatch.pipeline import LayerContext, Pipeline, Workspace
-from streamwatch.spark.tables import Tables
+from streamwatch.pipeline import Layer, LayerContext, Pipeline, Workspace
+from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
+
+OUTPUT_MODES = ("append", "update", "complete")
+
+
+class QueryRejected(ValueError):
+    """Spark refused to start a layer's query (an invalid query shape for its output mode or
+    trigger: append on an aggregation without watermark, sorting a stream, an output mode
+    the sink does not support, continuous on a file source …). ``str()`` is one line:
+    ``<query name>: <Spark's message>``; ``condition`` is Spark's error condition when known
+    (e.g. ``STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION``)."""
+
+    def __init__(self, message: str, condition: str | None = None) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0].strip() if text else type(e).__name__
 
 
 def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
@@ -34,7 +54,12 @@ def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
 class PipelineRunner:
     """Starts and stops the layers of ``pipeline`` in ``spark`` with tables of ``table_format``
     under ``workspace``. ``options`` reach each layer's ``build`` (e.g.
-    ``max_files_per_trigger``)."""
+    ``max_files_per_trigger``: files per micro-batch for landing and table reads).
+    ``output_modes`` overrides a layer's output mode for this run (``{"gold": "update"}``);
+    raises ``ValueError`` for an unknown layer or mode.
+
+    Starting a layer raises :class:`QueryRejected` (one clear line) when Spark refuses the
+    query shape or the trigger, and ``ValueError`` for an unknown trigger spec."""
 
     def __init__(
         self,
@@ -43,6 +68,8 @@ class PipelineRunner:
         workspace: Workspace,
         table_format: str,
         options: dict[str, Any] | None = None,
+        *,
+        output_modes: Mapping[str, str] | None = None,
     ) -> None:
         self.spark = spark
         self.pipeline = pipeline
@@ -53,7 +80,14 @@ class PipelineRunner:
             tables=self.tables,
             landing={s.name: workspace.landing(pipeline.name, s.name) for s in pipeline.sources},
             options=dict(options or {}),
+            archive={s.name: workspace.archive(pipeline.name, s.name) for s in pipeline.sources},
         )
+        self.output_modes: dict[str, str] = {}
+        for layer_name, mode in (output_modes or {}).items():
+            pipeline.layer(layer_name)
+            if mode not in OUTPUT_MODES:
+                raise ValueError(f"unknown output mode {mode!r} for layer {layer_name!r}: use {', '.join(OUTPUT_MODES)}")
+            self.output_modes[layer_name] = mode
         for d in self.ctx.landing.values():
             d.mkdir(parents=True, exist_ok=True)
         self.queries: list[StreamingQuery] = []
@@ -65,11 +99,12 @@ class PipelineRunner:
             self.pipeline.setup(self.ctx)
         self._set_up = True
 
-    def _layer(self, name: str):
-        for layer in self.pipeline.layers:
-            if layer.name == name:
-                return layer
-        raise KeyError(f"pipeline {self.pipeline.name!r} has no layer {name!r}")
+    def _layer(self, name: str) -> Layer:
+        return self.pipeline.layer(name)
+
+    def output_mode(self, layer: Layer) -> str:
+        """The output mode ``layer`` runs with in this run."""
+        return self.output_modes.get(layer.name, layer.output_mode)
 
     def start_layer(self, name: str, trigger: str = "processingTime=2 seconds") -> StreamingQuery:
         """(Re)start one layer's query; stops its running query first. Upstream Parquet tables
@@ -93,23 +128,56 @@ class PipelineRunner:
         """The current query of layer ``name`` (None when not started)."""
         return self._by_layer.get(name)
 
-    def _start_layer(self, layer, trigger: str) -> StreamingQuery:
-        df = layer.build(self.ctx)
-        q = self.tables.write_stream(
-            df,
-            layer.table,
-            checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name),
-            query_name=self.pipeline.query_name(layer),
-            trigger=trigger,
-            output_mode=layer.output_mode,
-        )
+    def check_trigger(self, trigger: str) -> None:
+        """Raise ``ValueError`` for an unknown trigger spec and :class:`QueryRejected` when a
+        layer cannot run under it (continuous on file sources or table sinks)."""
+        if "continuous" not in trigger_kwargs(trigger):
+            return
+        for layer in self.pipeline.layers:
+            source = self.tables.format if layer.source == "table" else layer.source
+            mode = self.output_mode(layer)
+            sink = "memory" if layer.sink == "memory" else self.tables.format
+            if sink == "parquet" and mode == "complete":
+                sink = "foreachBatch"
+            try:
+                check_continuous(self.pipeline.query_name(layer), source, sink)
+            except ValueError as e:
+                raise QueryRejected(str(e), "CONTINUOUS_UNSUPPORTED") from None
+
+    def _start_layer(self, layer: Layer, trigger: str) -> StreamingQuery:
+        self.check_trigger(trigger)
+        name = self.pipeline.query_name(layer)
+        mode = self.output_mode(layer)
+        try:
+            df = layer.build(self.ctx)
+            q = self.tables.write_stream(
+                df,
+                layer.table,
+                checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name),
+                query_name=name,
+                trigger=trigger,
+                output_mode=mode,
+                sink=layer.sink,  # type: ignore[arg-type]
+            )
+        except AnalysisException as e:
+            condition = e.getCondition() if hasattr(e, "getCondition") else None
+            raise QueryRejected(f"{name} ({mode} mode): Spark rejected the query: {_one_line(e)}", condition) from None
         self.queries.append(q)
         self._by_layer[layer.name] = q
         return q
 
     def start(self, trigger: str = "processingTime=2 seconds") -> list[StreamingQuery]:
-        """Start every layer concurrently (upstream first); returns the queries."""
+        """Start every layer concurrently (upstream first); returns the queries. On
+        :class:`QueryRejected` the layers already started are stopped before it propagates."""
+        self.check_trigger(trigger)
         self.setup()
+        try:
+            return self._start_all(trigger)
+        except Exception:
+            self.stop()
+            raise
+
+    def _start_all(self, trigger: str) -> list[StreamingQuery]:
         for layer in self.pipeline.layers:
             self._start_layer(layer, trigger)
         return list(self.queries)

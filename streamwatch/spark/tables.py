@@ -1,10 +1,16 @@
 """One small interface for reading and writing tables, Delta or Parquet, so pipeline code is
 the same in both modes.
 
-* ``delta``: Delta Lake tables (``format("delta")``), exactly-once through the Delta log.
+* ``delta``: Delta Lake tables (``format("delta")``), exactly-once through the Delta log;
+  every output mode Delta's sink supports (append, complete).
 * ``parquet``: Spark's file sink, exactly-once through its ``_spark_metadata`` log; a
   streaming read of such a folder lists files from that log (``FileStreamSource``), and the
-  schema comes from the upstream writer (registered by :meth:`Tables.write_stream`).
+  schema comes from the upstream writer (registered by :meth:`Tables.write_stream`). The file
+  sink only appends, so ``complete`` mode goes through ``foreachBatch``, overwriting the whole
+  table with each batch's full result (idempotent: a batch replayed after a crash writes the
+  same result again).
+* ``memory``: Spark's memory sink (``format("memory")``), a per-session in-memory table named
+  after the query, queryable with ``spark.table(query_name)``.
 """
 
 from __future__ import annotations
@@ -17,13 +23,32 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 TableFormat = Literal["delta", "parquet"]
+Sink = Literal["table", "memory"]
+
+TRIGGERS_HELP = "default, availableNow, once, processingTime=<interval> or continuous=<interval>"
+ONCE_NOTE = (
+    "trigger 'once' is deprecated since Spark 3.4: availableNow replaces it (it processes the "
+    "same data, split into micro-batches that honour maxFilesPerTrigger)"
+)
+
+
+def _interval(text: str) -> str:
+    """``2s`` → ``2 seconds``, ``500ms`` → ``500 milliseconds``; other text unchanged."""
+    interval = text.strip()
+    units = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}
+    for short, long in units.items():
+        if interval.endswith(short) and interval[: -len(short)].strip().isdigit():
+            return f"{interval[:-len(short)].strip()} {long}"
+    return interval
 
 
 def trigger_kwargs(spec: str) -> dict[str, object]:
     """Map a trigger spec to ``DataStreamWriter.trigger`` keyword arguments.
 
-    ``default`` → {} (micro-batches back to back); ``availableNow``; ``once``;
-    ``processingTime=2 seconds`` (or ``2s``, ``500ms``). Raises ``ValueError`` otherwise.
+    ``default`` → {} (micro-batches back to back); ``availableNow``; ``once`` (deprecated,
+    see :func:`trigger_note`); ``processingTime=2 seconds`` (or ``2s``, ``500ms``);
+    ``continuous=1s`` (checkpoint interval of continuous processing; most sources and sinks
+    reject it, see :func:`check_continuous`). Raises ``ValueError`` otherwise.
     """
     s = spec.strip()
     if s in ("", "default"):
@@ -32,17 +57,41 @@ def trigger_kwargs(spec: str) -> dict[str, object]:
         return {"availableNow": True}
     if s.lower() == "once":
         return {"once": True}
-    if s.lower().startswith("processingtime="):
-        interval = s.split("=", 1)[1].strip()
-        units = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}
-        for short, long in units.items():
-            if interval.endswith(short) and interval[: -len(short)].strip().isdigit():
-                interval = f"{interval[:-len(short)].strip()} {long}"
-                break
-        return {"processingTime": interval}
-    raise ValueError(
-        f"unknown trigger {spec!r}: use default, availableNow, once or processingTime=<interval>"
-    )
+    key, _, value = s.partition("=")
+    if key.strip().lower() == "processingtime" and value.strip():
+        return {"processingTime": _interval(value)}
+    if key.strip().lower() == "continuous" and value.strip():
+        return {"continuous": _interval(value)}
+    raise ValueError(f"unknown trigger {spec!r}: use {TRIGGERS_HELP}")
+
+
+def trigger_note(spec: str) -> str | None:
+    """A one-line note to show for an accepted but discouraged trigger (``once``), else None."""
+    return ONCE_NOTE if spec.strip().lower() == "once" else None
+
+
+# Sources and sinks of Spark 4.x that run under Trigger.Continuous (ContinuousExecution):
+# sources implementing ContinuousStream, sinks supporting STREAMING_WRITE in continuous mode.
+CONTINUOUS_SOURCES = frozenset({"kafka", "rate", "rate-micro-batch"})
+CONTINUOUS_SINKS = frozenset({"kafka", "memory", "console", "foreach"})
+
+
+def check_continuous(query_name: str, source: str, sink: str) -> None:
+    """Raise ``ValueError`` with a clear message when a query reading ``source`` and writing
+    ``sink`` (format names, e.g. ``csv``, ``parquet``, ``delta``) cannot run under a
+    continuous trigger. Continuous processing also rejects aggregations and joins."""
+    if source not in CONTINUOUS_SOURCES:
+        raise ValueError(
+            f"{query_name}: continuous trigger not supported: its source ({source}) only runs "
+            f"in micro-batches; continuous processing needs a {'/'.join(sorted(CONTINUOUS_SOURCES))} "
+            "source — use processingTime=<interval> instead"
+        )
+    if sink not in CONTINUOUS_SINKS:
+        raise ValueError(
+            f"{query_name}: continuous trigger not supported: its sink ({sink}) only runs in "
+            f"micro-batches; continuous processing writes to {'/'.join(sorted(CONTINUOUS_SINKS))} "
+            "— use processingTime=<interval> instead"
+        )
 
 
 class Tables:
@@ -70,10 +119,13 @@ class Tables:
         """Batch read of table ``name`` (for Parquet, only committed files are listed)."""
         return self.spark.read.format(self.format).load(self.path(name))
 
-    def read_stream(self, name: str) -> DataFrame:
-        """Streaming read of table ``name``; raises ``KeyError`` when a Parquet table's schema
-        is unknown (its writer has not been started in this process)."""
+    def read_stream(self, name: str, max_files_per_trigger: int | None = None) -> DataFrame:
+        """Streaming read of table ``name``, at most ``max_files_per_trigger`` files (Parquet)
+        or commit files (Delta) per micro-batch when given; raises ``KeyError`` when a Parquet
+        table's schema is unknown (its writer has not been started in this process)."""
         reader = self.spark.readStream.format(self.format)
+        if max_files_per_trigger:
+            reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
         if self.format == "parquet":
             if name not in self._schemas:
                 raise KeyError(f"table {name!r}: schema unknown; start its writer first")
@@ -89,24 +141,41 @@ class Tables:
         query_name: str,
         trigger: str = "default",
         output_mode: str = "append",
+        sink: Sink = "table",
     ) -> StreamingQuery:
-        """Start a streaming query writing ``df`` to table ``name``.
+        """Start a streaming query writing ``df`` to table ``name`` (``sink="table"``) or to
+        the memory table ``query_name`` (``sink="memory"``).
 
         ``checkpoint`` is the query's checkpoint folder; ``trigger`` a spec for
-        :func:`trigger_kwargs`. Raises ``ValueError`` for a bad trigger and pyspark's
-        ``AnalysisException`` for query shapes Spark rejects.
+        :func:`trigger_kwargs`. Raises ``ValueError`` for a bad
+        trigger and pyspark's ``AnalysisException`` for query shapes Spark rejects (append
+        on an aggregation without watermark, sorting a stream, an output mode the sink does
+        not support …).
         """
+        writer = (
+            df.writeStream.queryName(query_name)
+            .outputMode(output_mode)
+            .option("checkpointLocation", str(checkpoint.resolve()))
+            .trigger(**trigger_kwargs(trigger))
+        )
+        if sink == "memory":
+            return writer.format("memory").start()
         path = self.path(name)
         self._schemas[name] = df.schema
         Path(path).mkdir(parents=True, exist_ok=True)
         if self.format == "delta":
             # a downstream readStream needs the table to exist before the first commit
             self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
-        writer = (
-            df.writeStream.format(self.format)
-            .queryName(query_name)
-            .outputMode(output_mode)
-            .option("checkpointLocation", str(checkpoint.resolve()))
-            .trigger(**trigger_kwargs(trigger))
-        )
-        return writer.start(path)
+            return writer.format("delta").start(path)
+        if output_mode == "complete":
+            return writer.foreachBatch(_overwrite_parquet(path)).start()
+        return writer.format("parquet").start(path)
+
+
+def _overwrite_parquet(path: str):
+    """foreachBatch function: replace the Parquet table at ``path`` with the batch's rows."""
+
+    def overwrite(batch_df: DataFrame, batch_id: int) -> None:  # noqa: ARG001 - Spark's signature
+        batch_df.write.mode("overwrite").parquet(path)
+
+    return overwrite
