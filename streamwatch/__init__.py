@@ -11,4 +11,13 @@ Importing this package imports neither pyspark nor textual.
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "record"]
+
+
+def __getattr__(name: str):
+    """``streamwatch.record`` is loaded on first use (it imports pyspark)."""
+    if name == "record":
+        from streamwatch.spark.record import record
+
+        return record
+    raise AttributeError(f"module 'streamwatch' has no attribute {name!r}")

@@ -51,6 +51,17 @@ def _int(value: Any, default: int = 0) -> int:
         return default
 
 
+def _sum_rates(rates: Any) -> float | None:
+    """Spark's ``sources.map(_.inputRowsPerSecond).sum``: None (NaN) when any is None; 0.0 for
+    no sources (Spark's empty sum)."""
+    total = 0.0
+    for r in rates:
+        if r is None:
+            return None
+        total += r
+    return total
+
+
 def _offset_text(value: Any) -> str | None:
     """Offsets arrive as JSON objects, numbers or strings; keep them as compact JSON text."""
     if value is None:
@@ -136,6 +147,18 @@ class SourceProgress:
     processed_rows_per_second: float | None
     metrics: Mapping[str, str] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "startOffset": self.start_offset,
+            "endOffset": self.end_offset,
+            "latestOffset": self.latest_offset,
+            "numInputRows": self.num_input_rows,
+            "inputRowsPerSecond": self.input_rows_per_second,
+            "processedRowsPerSecond": self.processed_rows_per_second,
+            "metrics": dict(self.metrics),
+        }
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SourceProgress":
         return cls(
@@ -167,6 +190,22 @@ class StateOperatorProgress:
     num_state_store_instances: int
     custom_metrics: Mapping[str, int] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operatorName": self.operator_name,
+            "numRowsTotal": self.num_rows_total,
+            "numRowsUpdated": self.num_rows_updated,
+            "allUpdatesTimeMs": self.all_updates_time_ms,
+            "numRowsRemoved": self.num_rows_removed,
+            "allRemovalsTimeMs": self.all_removals_time_ms,
+            "commitTimeMs": self.commit_time_ms,
+            "memoryUsedBytes": self.memory_used_bytes,
+            "numRowsDroppedByWatermark": self.num_rows_dropped_by_watermark,
+            "numShufflePartitions": self.num_shuffle_partitions,
+            "numStateStoreInstances": self.num_state_store_instances,
+            "customMetrics": dict(self.custom_metrics),
+        }
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "StateOperatorProgress":
         return cls(
@@ -193,6 +232,9 @@ class SinkProgress:
     description: str
     num_output_rows: int
     metrics: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"description": self.description, "numOutputRows": self.num_output_rows, "metrics": dict(self.metrics)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SinkProgress":
@@ -244,8 +286,13 @@ class QueryProgress(Event):
     def from_dict(cls, d: Mapping[str, Any]) -> "QueryProgress":
         """Build from the dict of ``StreamingQueryProgress.json``. Missing fields default
         (0, None, empty); unknown fields are kept in ``raw``. Raises ``KeyError`` only when
-        ``id`` or ``runId`` is missing."""
+        ``id`` or ``runId`` is missing.
+
+        Spark event logs serialise the progress with Jackson, which leaves out the derived
+        top-level ``numInputRows``/``inputRowsPerSecond``/``processedRowsPerSecond``; they are
+        then computed as Spark does (the sum over ``sources``; NaN/absent when any is)."""
         sink = d.get("sink")
+        sources = tuple(SourceProgress.from_dict(s) for s in d.get("sources") or ())
         return cls(
             id=str(d["id"]),
             run_id=str(d["runId"]),
@@ -253,15 +300,17 @@ class QueryProgress(Event):
             name=d.get("name"),
             batch_id=_int(d.get("batchId")),
             batch_duration=_int(d.get("batchDuration")),
-            num_input_rows=_int(d.get("numInputRows")),
-            input_rows_per_second=_num(d.get("inputRowsPerSecond")),
-            processed_rows_per_second=_num(d.get("processedRowsPerSecond")),
+            num_input_rows=_int(d["numInputRows"]) if "numInputRows" in d else sum(s.num_input_rows for s in sources),
+            input_rows_per_second=_num(d["inputRowsPerSecond"]) if "inputRowsPerSecond" in d
+            else _sum_rates(s.input_rows_per_second for s in sources),
+            processed_rows_per_second=_num(d["processedRowsPerSecond"]) if "processedRowsPerSecond" in d
+            else _sum_rates(s.processed_rows_per_second for s in sources),
             duration_ms={str(k): _int(v) for k, v in (d.get("durationMs") or {}).items()},
             event_time={str(k): str(v) for k, v in (d.get("eventTime") or {}).items()},
             state_operators=tuple(
                 StateOperatorProgress.from_dict(s) for s in d.get("stateOperators") or ()
             ),
-            sources=tuple(SourceProgress.from_dict(s) for s in d.get("sources") or ()),
+            sources=sources,
             sink=SinkProgress.from_dict(sink) if isinstance(sink, Mapping) else None,
             observed_metrics=dict(d.get("observedMetrics") or {}),
             raw=dict(d),
@@ -283,4 +332,83 @@ class QueryProgress(Event):
             "processedRowsPerSecond": self.processed_rows_per_second,
             "durationMs": dict(self.duration_ms),
             "eventTime": dict(self.event_time),
+            "stateOperators": [o.to_dict() for o in self.state_operators],
+            "sources": [s.to_dict() for s in self.sources],
+            "sink": self.sink.to_dict() if self.sink else None,
+            "observedMetrics": dict(self.observed_metrics),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerStats:
+    """Health of the listener → sink hand-off (mirrors :class:`~streamwatch.events.EventBusStats`
+    plus the listener's own counters): events ``published`` by the listener, ``delivered`` to
+    every sink, ``dropped`` (oldest first when the bounded queue was full), ``sink_errors``
+    (exceptions raised by sinks, swallowed), ``conversion_errors`` (Spark events that could not
+    be converted), and ``max_callback_ms``, the longest time a Spark listener callback spent in
+    streamwatch (ms)."""
+
+    kind: ClassVar[str] = "stats"
+    published: int = 0
+    delivered: int = 0
+    dropped: int = 0
+    sink_errors: int = 0
+    conversion_errors: int = 0
+    max_callback_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "published": self.published,
+            "delivered": self.delivered,
+            "dropped": self.dropped,
+            "sinkErrors": self.sink_errors,
+            "conversionErrors": self.conversion_errors,
+            "maxCallbackMs": self.max_callback_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ListenerStats":
+        return cls(
+            published=_int(d.get("published")),
+            delivered=_int(d.get("delivered")),
+            dropped=_int(d.get("dropped")),
+            sink_errors=_int(d.get("sinkErrors")),
+            conversion_errors=_int(d.get("conversionErrors")),
+            max_callback_ms=_num(d.get("maxCallbackMs")) or 0.0,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UnsupportedEvent:
+    """A streaming listener event streamwatch recognises but cannot model, e.g. the Spark
+    2.0.0/2.0.1 ``StreamingQueryListener$QueryProgress`` lines (classes renamed in 2.1; Spark's
+    own ``ReplayListenerBus`` skips them too). ``event_class`` is the JSON ``Event`` value,
+    ``reason`` says why, ``line`` is the 1-based line number in its file (0 when unknown)."""
+
+    kind: ClassVar[str] = "unsupported"
+    event_class: str
+    reason: str
+    line: int = 0
+
+
+def event_from_json(kind: str, d: Mapping[str, Any]) -> Event | ListenerStats:
+    """The model object for a streamwatch ``kind`` (started/progress/idle/terminated/stats) and
+    its Spark-shaped dict (the ``to_dict`` shape). Raises ``KeyError`` for an unknown kind or a
+    missing ``id``/``runId``."""
+    if kind == "progress":
+        return QueryProgress.from_dict(d)
+    if kind == "started":
+        return QueryStarted(id=str(d["id"]), run_id=str(d["runId"]), timestamp=d.get("timestamp"), name=d.get("name"))
+    if kind == "idle":
+        return QueryIdle(id=str(d["id"]), run_id=str(d["runId"]), timestamp=d.get("timestamp"))
+    if kind == "terminated":
+        return QueryTerminated(
+            id=str(d["id"]),
+            run_id=str(d["runId"]),
+            timestamp=d.get("timestamp"),
+            exception=d.get("exception"),
+            error_class=d.get("errorClassOnException"),
+        )
+    if kind == "stats":
+        return ListenerStats.from_dict(d)
+    raise KeyError(f"unknown event kind {kind!r}")

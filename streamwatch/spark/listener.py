@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any, Callable
 
 from pyspark.sql.streaming import StreamingQueryListener
 
+from streamwatch.events.bus import EventBus
 from streamwatch.model.events import (
     Event,
+    ListenerStats,
     QueryIdle,
     QueryProgress,
     QueryStarted,
@@ -57,19 +60,42 @@ def terminated_from_spark(event: Any) -> QueryTerminated:
 class PublishingListener(StreamingQueryListener):
     """Converts every listener event to a model object and calls ``publish`` with it.
 
-    ``publish`` must itself be non-blocking (``EventBus.publish`` is)."""
+    ``publish`` must itself be non-blocking (``EventBus.publish`` is). Counts
+    ``conversion_errors``, ``callbacks`` and the longest callback (``max_callback_s``, s)."""
 
     def __init__(self, publish: Callable[[Event], None]) -> None:
         self._publish = publish
         self._lock = threading.Lock()
         self.conversion_errors = 0
+        self.callbacks = 0
+        self.max_callback_s = 0.0  # longest time one callback spent here (s)
 
     def _hand_over(self, convert: Callable[[Any], Event], event: Any) -> None:
+        t0 = time.perf_counter()
         try:
             self._publish(convert(event))
         except Exception:
             with self._lock:
                 self.conversion_errors += 1
+        spent = time.perf_counter() - t0
+        with self._lock:
+            self.callbacks += 1
+            if spent > self.max_callback_s:
+                self.max_callback_s = spent
+
+    def stats(self, bus: EventBus | None = None) -> ListenerStats:
+        """This listener's counters, with ``bus``'s (published, delivered, dropped, sink
+        errors) when given: the model's view of the hand-off's health."""
+        b = bus.stats() if bus is not None else None
+        with self._lock:
+            return ListenerStats(
+                published=b.published if b else self.callbacks - self.conversion_errors,
+                delivered=b.delivered if b else 0,
+                dropped=b.dropped if b else 0,
+                sink_errors=b.sink_errors if b else 0,
+                conversion_errors=self.conversion_errors,
+                max_callback_ms=round(self.max_callback_s * 1000, 3),
+            )
 
     def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's name
         self._hand_over(started_from_spark, event)

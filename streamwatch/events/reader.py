@@ -1,0 +1,202 @@
+"""Read streamwatch recordings (JSONL, rotated segments, followed while written) and tell
+them apart from Spark event logs.
+
+:func:`read_events` is the one entry point front-ends use: it yields model objects from a
+recording or from a Spark event log (:mod:`streamwatch.events.eventlog`) alike.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+from streamwatch.events.jsonl import RecordingHeader, decode, rotated_segments
+
+
+class EventSourceError(Exception):
+    """A path that is neither a recording nor a Spark event log, or cannot be read. The
+    message is one line meant for the user."""
+
+
+@dataclass
+class ReadReport:
+    """What reading skipped: ``bad_lines`` (invalid JSON / malformed events, with the first
+    few ``problems`` as text), ``unknown`` lines of kinds this version does not know, and the
+    ``header`` of the recording (None for an event log without one)."""
+
+    header: RecordingHeader | None = None
+    bad_lines: int = 0
+    unknown: int = 0
+    unsupported: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        self.bad_lines += 1
+        if len(self.problems) < 5:
+            self.problems.append(text)
+
+
+def detect_format(path: Path) -> str:
+    """``"recording"`` or ``"eventlog"`` for ``path``. A directory is an event log (a rolling
+    ``eventlog_v2_*`` folder); a compressed file (``.gz``/``.zstd``/``.zst``/``.lz4``/
+    ``.snappy``/``.lzf``) is an event log; otherwise the first non-empty line decides (``Event``
+    key: Spark's ``JsonProtocol``; ``kind``: a recording). Raises :class:`EventSourceError`."""
+    if not path.exists():
+        raise EventSourceError(f"{path}: no such file or directory")
+    if path.is_dir():
+        return "eventlog"
+    from streamwatch.events.codecs import codec_for
+
+    if codec_for(path) is not None:
+        return "eventlog"
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                line = raw.strip()
+                if not line:
+                    continue
+                if line.startswith(b'{"Event"') or b'"Event":' in line[:200]:
+                    return "eventlog"
+                if b'"kind"' in line:
+                    return "recording"
+                break
+    except OSError as e:
+        raise EventSourceError(f"{path}: {e.strerror or e}") from None
+    if path.stat().st_size == 0:
+        return "recording"  # an empty file being written: follow it as a recording
+    raise EventSourceError(f"{path}: neither a streamwatch recording nor a Spark event log")
+
+
+def _lines(fh: IO[bytes], report: ReadReport, where: str) -> Iterator[Any]:
+    for n, raw in enumerate(fh, 1):
+        if not raw.strip():
+            continue
+        if not raw.endswith(b"\n"):  # a line still being written; a finished file ends in \n
+            report.problem(f"{where}:{n}: truncated last line")
+            continue
+        yield from _decoded(raw, report, f"{where}:{n}")
+
+
+def _decoded(raw: bytes, report: ReadReport, where: str) -> Iterator[Any]:
+    try:
+        obj = decode(raw)
+    except ValueError as e:
+        report.problem(f"{where}: {str(e).splitlines()[0]}")
+        return
+    if obj is None:
+        report.unknown += 1
+    elif isinstance(obj, RecordingHeader):
+        if report.header is None:
+            report.header = obj
+    else:
+        if getattr(obj, "kind", None) == "unsupported":
+            report.unsupported += 1
+        yield obj
+
+
+def read_recording(path: str | Path, report: ReadReport | None = None, *, follow: bool = False,
+                   stop: threading.Event | None = None, poll_s: float = 0.2) -> Iterator[Any]:
+    """Model objects from the recording at ``path`` in write order: rotated segments
+    (``path.1`` … oldest first), then ``path`` itself. Headers go to ``report.header``.
+
+    With ``follow``, keeps reading ``path`` as another process appends to it (and across its
+    rotations, like ``tail -F``) until ``stop`` is set. Raises :class:`EventSourceError` when
+    ``path`` cannot be opened."""
+    path = Path(path)
+    report = report if report is not None else ReadReport()
+    if follow:
+        for raw in tail_lines(path, stop or threading.Event(), poll_s, lambda: rotated_segments(path)):
+            yield from _decoded(raw, report, path.name)
+        return
+    for seg in rotated_segments(path):
+        try:
+            with open(seg, "rb") as fh:
+                yield from _lines(fh, report, seg.name)
+        except FileNotFoundError:  # removed by keep= while we read
+            continue
+    if not follow:
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:
+            raise EventSourceError(f"{path}: no such file") from None
+        with fh:
+            yield from _lines(fh, report, path.name)
+        return
+
+
+def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
+               segments: Callable[[], list[Path]] | None = None) -> Iterator[bytes]:
+    """Complete lines (ending in ``\\n``) of ``path`` from its start, then as they are
+    appended, until ``stop`` is set — like ``tail -F``: before ``path`` exists, and across
+    rotations. ``segments()`` lists rotated files oldest first; each one not read yet is read
+    in full before ``path`` is (re)opened, so a writer that rotates faster than we poll loses
+    nothing (files are told apart by inode)."""
+    fh: IO[bytes] | None = None
+    seen: set[int] = set()
+    buf = b""
+    try:
+        while not stop.is_set():
+            if fh is None:
+                for seg in segments() if segments else ():
+                    try:
+                        with open(seg, "rb") as sfh:
+                            ino = os.fstat(sfh.fileno()).st_ino
+                            if ino in seen:
+                                continue
+                            seen.add(ino)
+                            yield from (raw for raw in sfh if raw.strip() and raw.endswith(b"\n"))
+                    except FileNotFoundError:
+                        continue
+                try:
+                    fh = open(path, "rb")
+                except FileNotFoundError:
+                    stop.wait(poll_s)
+                    continue
+                buf = b""
+            chunk = fh.read(1 << 16)
+            if chunk:
+                buf += chunk
+                *complete, buf = buf.split(b"\n")
+                for raw in complete:
+                    if raw.strip():
+                        yield raw + b"\n"
+                continue
+            try:  # at EOF: has the file been rotated away (a new inode at ``path``)?
+                rotated = os.stat(path).st_ino != os.fstat(fh.fileno()).st_ino
+            except FileNotFoundError:
+                rotated = False  # renamed, the new one not created yet
+            if rotated:
+                rest = fh.read()
+                if rest:  # written between our last read and the rotation
+                    buf += rest
+                    continue
+                seen.add(os.fstat(fh.fileno()).st_ino)
+                fh.close()
+                fh = None
+                continue
+            stop.wait(poll_s)
+    finally:
+        if fh is not None:
+            fh.close()
+
+
+def read_events(path: str | Path, report: ReadReport | None = None, *, follow: bool = False,
+                stop: threading.Event | None = None, poll_s: float = 0.2) -> Iterator[Any]:
+    """Model objects from a recording or a Spark event log (see :func:`detect_format`).
+
+    Event logs yield ``Event``s and ``UnsupportedEvent``s; recordings also ``ListenerStats``.
+    ``follow`` is supported for recordings and plain (uncompressed) event-log files. Raises
+    :class:`EventSourceError` for an unreadable or unrecognised ``path``."""
+    path = Path(path)
+    report = report if report is not None else ReadReport()
+    if follow and not path.exists():
+        return read_recording(path, report, follow=True, stop=stop, poll_s=poll_s)
+    fmt = detect_format(path)
+    if fmt == "recording":
+        return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
+    from streamwatch.events.eventlog import read_event_log
+
+    return read_event_log(path, report, follow=follow, stop=stop, poll_s=poll_s)

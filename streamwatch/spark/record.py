@@ -1,0 +1,133 @@
+"""``streamwatch.record(spark, path)``: record a running application's streaming query events
+as JSONL (the production use: two lines in the user's own job).
+
+    import streamwatch
+    rec = streamwatch.record(spark, "/var/log/myjob/events.jsonl")
+    ...                       # start queries as usual; every listener event is recorded
+    rec.stop()                # or let the process exit: the recorder flushes at exit too
+
+Spark → :class:`PublishingListener` (never blocks Spark's listener thread) → bounded
+:class:`EventBus` (drop-oldest, counted) → :class:`JsonlRecorder` on the bus's own thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from pyspark.sql import SparkSession
+
+from streamwatch.events.bus import EventBus
+from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
+from streamwatch.events.redact import redact_conf
+from streamwatch.model.events import ListenerStats, QueryStarted, QueryTerminated
+from streamwatch.spark.listener import PublishingListener
+
+
+def session_header(spark: SparkSession, app: Mapping[str, Any] | None = None) -> RecordingHeader:
+    """The recording header for ``spark``: Spark version, application id and name, master,
+    and the Spark conf with secrets redacted; ``app`` adds fields (e.g. ``pipeline``)."""
+    sc = spark.sparkContext
+    facts: dict[str, Any] = {"sparkVersion": spark.version, "appId": sc.applicationId,
+                             "appName": sc.appName, "master": sc.master}
+    facts.update(app or {})
+    conf = redact_conf(dict(sc.getConf().getAll()))
+    return RecordingHeader(time_ms=int(time.time() * 1000), source="listener", app=facts, conf=conf)
+
+
+class Recording:
+    """A running recording (returned by :func:`record`). ``stop()`` removes the listener,
+    delivers every accepted event, writes a final ``stats`` line (drops, sink errors) and
+    closes the file; it is idempotent and also runs at interpreter exit. Usable as a context
+    manager. Extra ``sinks`` (callables taking a model object) receive every event too."""
+
+    def __init__(self, spark: SparkSession, recorder: JsonlRecorder, capacity: int = 10_000,
+                 sinks: tuple[Callable[[Any], None], ...] = ()) -> None:
+        self.spark = spark
+        self.recorder = recorder
+        self.path = recorder.path
+        self.bus = EventBus(capacity=capacity, name="streamwatch-recorder")
+        self._runs: dict[str, bool] = {}  # run id → terminated
+        self._runs_lock = threading.Lock()
+        self.bus.add_sink(self._track)
+        self.bus.add_sink(recorder.write)
+        for s in sinks:
+            self.bus.add_sink(s)
+        self.listener = PublishingListener(self.bus.publish)
+        self._stopped = False
+        self._lock = threading.Lock()
+        spark.streams.addListener(self.listener)
+        atexit.register(self.stop)
+
+    def _track(self, obj: Any) -> None:
+        if isinstance(obj, (QueryStarted, QueryTerminated)):
+            with self._runs_lock:
+                self._runs[obj.run_id] = isinstance(obj, QueryTerminated)
+
+    def _all_terminated(self) -> bool:
+        with self._runs_lock:
+            return all(self._runs.values())
+
+    def stats(self) -> ListenerStats:
+        """Counters so far: published, delivered, dropped, sink errors, conversion errors and
+        the longest listener callback (ms)."""
+        return self.listener.stats(self.bus)
+
+    def stop(self, timeout: float = 5.0) -> ListenerStats:
+        """Stop recording (see the class docstring). When no query is active any more, first
+        waits up to ``timeout`` s for Spark to deliver the pending ``QueryTerminatedEvent``s.
+        Never raises for a stopped SparkSession; returns the final counters."""
+        with self._lock:
+            if self._stopped:
+                return self.stats()
+            self._stopped = True
+        try:
+            atexit.unregister(self.stop)
+        except Exception:  # pragma: no cover
+            pass
+        try:
+            if not self.spark.streams.active:
+                deadline = time.monotonic() + timeout
+                while time.monotonic() < deadline:
+                    self.bus.flush(0.2)
+                    if self._all_terminated():
+                        break
+                    time.sleep(0.05)
+        except Exception:  # the session is gone already
+            pass
+        try:
+            self.spark.streams.removeListener(self.listener)
+        except Exception:
+            pass
+        self.bus.close(timeout)
+        stats = self.stats()
+        try:
+            self.recorder.write(stats)
+        finally:
+            self.recorder.close()
+        return stats
+
+    def __enter__(self) -> "Recording":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def record(spark: SparkSession, path: str | Path | None, *, flush_every: int = 1, max_bytes: int | None = None,
+           keep: int | None = None, capacity: int = 10_000, app: Mapping[str, Any] | None = None,
+           sinks: tuple[Callable[[Any], None], ...] = ()) -> Recording:
+    """Record every ``StreamingQueryListener`` event of ``spark`` to ``path`` (JSONL; ``"-"``
+    or None: stdout) until the returned :class:`Recording` is stopped.
+
+    ``flush_every``: events per flush (1: each event is on disk at once, ``tail -f`` works);
+    ``max_bytes``: rotate at this size (bytes) into ``path.1``, ``path.2``…; ``keep``: rotated
+    segments kept (None: all); ``capacity``: events queued before the oldest is dropped
+    (counted). Raises ``OSError`` when ``path`` cannot be opened, ``ValueError`` for bad
+    settings."""
+    recorder = JsonlRecorder(path, header=session_header(spark, app), flush_every=flush_every,
+                             max_bytes=max_bytes, keep=keep)
+    return Recording(spark, recorder, capacity=capacity, sinks=sinks)
