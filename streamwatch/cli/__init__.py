@@ -8,7 +8,10 @@ import click
 
 from streamwatch import __version__
 from streamwatch.cli.doctor_cmd import doctor
+from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
+from streamwatch.cli.log_cmd import log
+from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
 
 EPILOG = """\b
@@ -17,6 +20,9 @@ Examples:
   streamwatch run --pipeline flights   the same, explicitly
   streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
   streamwatch doctor                   versions, Java, Delta or Parquet tables
+  streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
+  streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
+  streamwatch replay events.jsonl      the dashboard on a recording or a Spark event log
 """
 
 
@@ -37,3 +43,6 @@ def main(ctx: click.Context) -> None:
 main.add_command(run)
 main.add_command(inspect)
 main.add_command(doctor)
+main.add_command(log)
+main.add_command(events)
+main.add_command(replay)

@@ -1,0 +1,197 @@
+"""``streamwatch log``: run a bundled pipeline headless and write its listener events as
+JSONL (never imports textual)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_QUERY_FAILED, EXIT_USAGE, EXIT_SPARK, EXIT_OUTPUT = 0, 1, 2, 3, 4
+
+EPILOG = """\b
+Examples:
+  streamwatch log --pipeline flights > events.jsonl        JSONL on stdout, until Ctrl-C
+  streamwatch log --out events.jsonl --duration 120        two minutes, to a file
+  streamwatch log --trigger availableNow --out run.jsonl   process what landed, then exit
+  streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
+  streamwatch replay events.jsonl                          watch it in the dashboard
+\b
+Exit codes:
+  0  stopped by --duration, Ctrl-C/SIGTERM, or every query finished
+  1  a query terminated with an exception
+  2  bad option or unknown pipeline
+  3  Spark could not start or a query could not be started
+  4  the output cannot be written
+"""
+
+
+@click.command("log", epilog=EPILOG)
+@click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
+              help="Bundled (or plugged-in) pipeline to run.")
+@click.option("--out", default="-", show_default=True,
+              help="JSONL output file, or - for stdout.")
+@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("streamwatch-workspace"), show_default=True,
+              help="Folder for landing files, tables, checkpoints and logs/spark.log.")
+@click.option("--trigger", default="processingTime=2 seconds", show_default=True,
+              help="default | availableNow | once | processingTime=<interval>.")
+@click.option("--duration", type=float, default=None,
+              help="Stop the queries after SECONDS (default: until Ctrl-C or every query ends).")
+@click.option("--land-every", type=float, default=1.0, show_default=True, help="Seconds between landed input files.")
+@click.option("--max-files", type=int, default=None, help="Stop landing after this many files.")
+@click.option("--flush-every", type=int, default=1, show_default=True,
+              help="Events per write flush (1: each event at once, tail -f works).")
+@click.option("--max-bytes", type=int, default=None, help="Rotate --out at this size (bytes): FILE.1, FILE.2 …")
+@click.option("--prometheus", "prometheus_port", type=int, default=None,
+              help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
+@click.option("--no-ui", is_flag=True, help="Do not start the Spark UI.")
+def log(pipeline_name: str, out: str, workspace: Path, trigger: str, duration: float | None, land_every: float,
+        max_files: int | None, flush_every: int, max_bytes: int | None, prometheus_port: int | None,
+        no_ui: bool) -> None:
+    """Run PIPELINE's queries headless on a local Spark and write every
+    streaming listener event (started, progress, idle, terminated) as
+    streamwatch JSONL to --out. Data goes to stdout (or the file), diagnostics
+    to stderr, Spark's own logs to WORKSPACE/logs/spark.log. Ctrl-C stops the
+    queries cleanly, writes the last events and exits 0.
+    """
+
+    def say(msg: str) -> None:
+        click.echo(f"streamwatch log: {msg}", err=True)
+
+    from streamwatch.pipeline import Workspace, get_pipeline
+
+    try:
+        pipeline = get_pipeline(pipeline_name)
+    except KeyError as e:
+        say(e.args[0])
+        sys.exit(EXIT_USAGE)
+    for bad, msg in ((land_every <= 0, "--land-every must be > 0"), (flush_every < 1, "--flush-every must be >= 1"),
+                     (duration is not None and duration <= 0, "--duration must be > 0"),
+                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1")):
+        if bad:
+            say(msg)
+            sys.exit(EXIT_USAGE)
+    from streamwatch.spark.tables import trigger_kwargs
+
+    try:
+        trigger_kwargs(trigger)
+    except ValueError as e:
+        say(e.args[0])
+        sys.exit(EXIT_USAGE)
+
+    stop = threading.Event()
+    signals = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        sys.exit(_run(pipeline, Workspace(workspace), out, trigger, duration, land_every, max_files,
+                      flush_every, max_bytes, prometheus_port, not no_ui, stop, say))
+    finally:
+        for s, h in signals.items():
+            signal.signal(s, h)
+
+
+def _run(pipeline, ws, out, trigger, duration, land_every, max_files, flush_every, max_bytes,
+         prometheus_port, ui, stop: threading.Event, say) -> int:
+    from streamwatch.events.jsonl import JsonlRecorder
+    from streamwatch.model.events import Event, ListenerStats, QueryStarted, QueryTerminated
+    from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+    from streamwatch.spark.live import LiveBackend
+    from streamwatch.spark.record import session_header
+    from streamwatch.spark.session import SessionConfig, create_session
+    from streamwatch.spark.tableformat import TableFormatError, decide_table_format
+
+    say(f"starting Spark (logs: {ws.root / 'logs' / 'spark.log'})")
+    try:
+        spark, info = create_session(SessionConfig(workspace=ws.root, ui=ui, table_format=decide_table_format()))
+    except (TableFormatError, Exception) as e:  # noqa: BLE001 - one line, never a traceback
+        say(f"Spark could not start: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+        return EXIT_SPARK
+    try:
+        recorder = JsonlRecorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
+                                 flush_every=flush_every, max_bytes=max_bytes)
+    except OSError as e:
+        say(f"cannot write {out}: {e.strerror or e}")
+        spark.stop()
+        return EXIT_OUTPUT
+    runs: dict[str, bool] = {}  # run id → terminated
+    failed: list[str] = []
+    lock = threading.Lock()
+    sinks = [recorder.write]
+    metrics = None
+    if prometheus_port is not None:
+        try:
+            from streamwatch.metrics import PrometheusSink
+
+            metrics = PrometheusSink(prometheus_port)
+            sinks.append(metrics)
+            say(f"Prometheus metrics on http://127.0.0.1:{metrics.port}/metrics")
+        except OSError as e:
+            say(f"cannot serve Prometheus metrics on port {prometheus_port}: {e.strerror or e}")
+
+    def emit(obj: object) -> None:
+        if isinstance(obj, Event):
+            for sink in sinks:
+                sink(obj)
+            if isinstance(obj, (QueryStarted, QueryTerminated)):
+                with lock:
+                    runs[obj.run_id] = isinstance(obj, QueryTerminated)
+                if isinstance(obj, QueryTerminated) and obj.failed:
+                    failed.append(obj.exception.splitlines()[0] if obj.exception else "")
+                    say(f"query {obj.id} failed: {failed[-1][:300]}")
+        elif isinstance(obj, RuntimeNotice):
+            say(obj.message)
+        elif isinstance(obj, SessionInfo):
+            say(f"Spark {obj.spark_version} on {obj.master}; tables: {obj.table_format}; UI: {obj.ui_url or 'off'}")
+
+    def all_done() -> bool:
+        with lock:
+            return bool(runs) and all(runs.values())
+
+    backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
+                          land_every_s=land_every, max_files=max_files, ui=ui)
+    code = EXIT_OK
+    try:
+        try:
+            backend.start(emit)
+        except Exception as e:  # noqa: BLE001
+            say(f"could not start the queries: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+            code = EXIT_SPARK
+        deadline = None if duration is None else time.monotonic() + duration
+        while code == EXIT_OK and not stop.wait(0.2):
+            if deadline is not None and time.monotonic() >= deadline:
+                say(f"--duration {duration:g} s reached")
+                break
+            if all_done():
+                say("every query has finished")
+                break
+        if stop.is_set():
+            say("interrupted: stopping the queries")
+        if backend.runner is not None:
+            backend.runner.stop()
+        t0 = time.monotonic()
+        while not all_done() and runs and time.monotonic() - t0 < 10:
+            time.sleep(0.1)  # Spark delivers QueryTerminatedEvent asynchronously
+    finally:
+        backend.stop()
+        s = backend.bus.stats()
+        try:
+            recorder.write(ListenerStats(published=s.published, delivered=s.delivered, dropped=s.dropped,
+                                         sink_errors=s.sink_errors))
+            recorder.close()
+        except OSError as e:
+            say(f"cannot write {out}: {e.strerror or e}")
+            code = EXIT_OUTPUT
+        if metrics is not None:
+            metrics.close()
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001
+            pass
+        say(f"{recorder.written} events written; {s.dropped} dropped")
+    if code == EXIT_OK and failed:
+        code = EXIT_QUERY_FAILED
+    return code

@@ -1,0 +1,93 @@
+"""Replay a recording or a Spark event log into the dashboard (no pyspark).
+
+:class:`ReplayBackend` implements :class:`streamwatch.tui.backend.Backend`: its ``plan`` lists
+the queries found in the file; ``start(emit)`` starts a thread that emits the recorded model
+objects with their original spacing divided by ``speed`` (0: as fast as possible), and with
+``follow`` keeps emitting what another process appends.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Callable
+
+from streamwatch.events.reader import EventSourceError, ReadReport, read_events
+from streamwatch.model.events import Event, QueryProgress, QueryStarted
+from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
+
+MAX_GAP_S = 5.0  # a longer pause in the recording is replayed as this many seconds (before speed)
+
+
+def _query_names(path: Path) -> list[str]:
+    names: list[str] = []
+    for obj in read_events(path, ReadReport()):
+        if isinstance(obj, (QueryStarted, QueryProgress)):
+            name = obj.name or obj.id
+            if name not in names:
+                names.append(name)
+    return names
+
+
+class ReplayBackend:
+    """Feeds the events of ``path`` (recording or Spark event log) to the dashboard.
+
+    ``speed``: replay speed factor (2 = twice as fast as recorded; 0 = no waiting); gaps longer
+    than 5 s are shortened to 5 s. ``follow``: after the end, keep reading what is appended
+    (``tail -F``) until ``stop()``. Raises :class:`EventSourceError` from the constructor when
+    ``path`` is unreadable or unrecognised (unless ``follow`` and it does not exist yet)."""
+
+    def __init__(self, path: str | Path, speed: float = 1.0, follow: bool = False) -> None:
+        if speed < 0:
+            raise ValueError("speed must be >= 0")
+        self.path = Path(path)
+        self.speed = speed
+        self.follow = follow
+        names = _query_names(self.path) if self.path.exists() or not follow else []
+        self.plan = RunPlan(
+            pipeline=f"replay {self.path.name}",
+            description=("following " if follow else "replaying ") + str(self.path),
+            queries=tuple(QueryPlan(query_name=n, layer="", checkpoint="", table="") for n in names),
+            landing=(),
+            trigger="replay",
+        )
+        self.report = ReadReport()
+        self.emitted = 0
+        self.done = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, emit: Callable[[object], None]) -> None:
+        """Start the replay thread and return at once."""
+        self._thread = threading.Thread(target=self._run, args=(emit,), name="streamwatch-replay", daemon=True)
+        self._thread.start()
+
+    def _run(self, emit: Callable[[object], None]) -> None:
+        emit(RuntimeNotice("info", f"{self.plan.description} at {self.speed:g}×" if self.speed else self.plan.description))
+        last_ms: int | None = None
+        try:
+            for obj in read_events(self.path, self.report, follow=self.follow, stop=self._stop):
+                if self._stop.is_set():
+                    return
+                if isinstance(obj, Event) and self.speed > 0 and obj.timestamp_ms is not None:
+                    if last_ms is not None and obj.timestamp_ms > last_ms:
+                        gap = min((obj.timestamp_ms - last_ms) / 1000, MAX_GAP_S) / self.speed
+                        if self._stop.wait(gap):
+                            return
+                    last_ms = obj.timestamp_ms
+                emit(obj)
+                self.emitted += 1
+            r = self.report
+            tail = f" ({r.unsupported} unsupported legacy events)" if r.unsupported else ""
+            bad = f"; {r.bad_lines} unreadable lines skipped" if r.bad_lines else ""
+            emit(RuntimeNotice("warning" if bad else "info", f"replay finished: {self.emitted} events{tail}{bad}"))
+        except EventSourceError as e:
+            emit(RuntimeNotice("error", str(e)))
+        finally:
+            self.done.set()
+
+    def stop(self) -> None:
+        """Stop the replay (idempotent)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
