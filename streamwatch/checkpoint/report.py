@@ -138,9 +138,9 @@ def batch(doc: dict) -> Group:
         parts.append(Text("offsets: none (not planned, or purged)", style="yellow"))
     else:
         parts.append(Text(f"offsets: log v{off['version']}, trigger {off['timestamp'] or '-'}, watermark {off['watermark'] or '-'}"))
-        t = Table("source", "kind", "offset")
+        t = Table("source", "kind", "offset", "as written")
         for s in off["sources"]:
-            t.add_row(s["id"], s["kind"] or "-", s["offset"] or "-")
+            t.add_row(s["id"], s["kind"] or "-", s["summary"] or "-", s["offset"] or "-")
         parts.append(t)
     com = b["commit"]
     parts.append(Text("commit: none — not committed" if com is None else f"commit: log v{com['version']}, nextBatchWatermarkMs {_n(com['next_watermark_ms'])}"))
