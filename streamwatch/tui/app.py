@@ -1,171 +1,169 @@
-"""``streamwatch`` dashboard: queries, landing files and checkpoints, live.
+"""``streamwatch`` dashboard: queries, detail, checkpoint, landing, events and results tabs.
 
-Model objects arrive from any thread through ``post_message`` (thread-safe, non-blocking);
-blocking work — starting the backend, reading checkpoints — runs in thread workers.
+Model objects arrive from any thread through :meth:`StreamwatchApp.emit` into an inbox; one
+coalescing :class:`~streamwatch.tui.messages.Wake` message drains it, so a flood of progress
+events renders once. Blocking work — starting the backend, reading checkpoints, reading
+result tables, controls — runs in thread workers that post typed messages.
 """
 
 from __future__ import annotations
 
+import collections
 import time
-from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
-from textual import work
+from rich.text import Text
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.message import Message
-from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from streamwatch.model.events import Event
+from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+from streamwatch.tui import fmt
 from streamwatch.tui.backend import Backend
-from streamwatch.tui.state import QueryBoard, QueryRow
+from streamwatch.tui.controls import CommandLine, ControlsMixin
+from streamwatch.tui.diagnosis import CheckpointHead, Diagnosis, diagnose, trigger_interval_ms
+from streamwatch.tui.journey import Consumed, Journey, backlog, journeys
+from streamwatch.tui.messages import CheckpointsRead, ResultsRead, Wake
+from streamwatch.tui.state import DEFAULT_HISTORY, QueryBoard, QueryRow
+from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
+from streamwatch.tui.views.detail import DetailView
+from streamwatch.tui.views.feeds import event_line, render_results
+from streamwatch.tui.views.table import SyncTable
 
-QUERY_COLUMNS = ("query", "status", "batch", "input rows/s", "processed rows/s", "batch ms", "rows", "watermark")
-MAX_LANDED_ROWS = 500
-
-
-class ModelMessage(Message):
-    """Carries one model object (event, landed file, notice, session info) to the app."""
-
-    def __init__(self, obj: object) -> None:
-        super().__init__()
-        self.obj = obj
-
-
-class CheckpointsRead(Message):
-    """Result of a checkpoint scan: query name → (latest offsets batch, latest commit)."""
-
-    def __init__(self, latest: dict[str, tuple[int | None, int | None, str | None]]) -> None:
-        super().__init__()
-        self.latest = latest
+QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
+                 "backlog", "watermark", "trigger", "mode", "rows")
+LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
+EVENT_COLUMNS = ("time", "kind", "query", "what")
+TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
+DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
 
 
-HELP_TEXT = """\
-[b]streamwatch — keys[/b]
+class StreamwatchApp(ControlsMixin, App[None]):
+    """The dashboard.
 
-  [b]q[/b]        quit: stop the queries cleanly, then exit
-  [b]?[/b]        this help (any key closes it)
-  [b]tab[/b]      move focus between panels
-  [b]↑ ↓[/b]      move within a table
-
-[b]Panels[/b]
-  queries      one row per streaming query: status, batch id, rates (rows/s),
-               last batch duration (ms), rows read so far, watermark (UTC)
-  landing      files arriving in the landing directories (newest first)
-  checkpoints  latest batch id in offsets/ (planned) and commits/ (finished);
-               a gap of one is the batch in flight
-"""
-
-
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > Static { width: 80; max-width: 100%; border: round $accent; padding: 1 2; background: $panel; }
+    ``backend`` supplies the run plan and the model objects (and optional controls, detected
+    with ``getattr``: ``start_query``, ``stop_query``, ``restart_query``, ``start_pipeline``,
+    ``stop_pipeline``, ``restart_pipeline``, ``land``, ``set_trigger``, ``read_results``,
+    ``triggers``, ``output_modes``). ``checkpoint_refresh_s`` is how often checkpoints are
+    re-read (s, 0 = never); ``history`` the progress updates kept per query; ``clock``
+    returns epoch ms (injectable for deterministic tests); ``max_events`` bounds the events
+    tab and ``max_landed`` the landing tab.
     """
-
-    def compose(self) -> ComposeResult:
-        yield Static(HELP_TEXT)
-
-    def on_key(self) -> None:
-        self.dismiss()
-
-
-def _fmt_rate(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.1f}"
-
-
-def _fmt_int(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
-
-
-def _fmt_size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
-class StreamwatchApp(App[None]):
-    """The dashboard. ``backend`` supplies the run plan and the model objects;
-    ``checkpoint_refresh_s`` is how often checkpoints are re-read (seconds)."""
 
     TITLE = "streamwatch"
     CSS = """
-    #session { height: auto; padding: 0 1; color: $text-muted; }
-    #queries { height: 1fr; min-height: 6; }
-    #bottom { height: 1fr; }
-    #landing { width: 3fr; }
-    #checkpoints { width: 2fr; }
-    DataTable { border: round $primary-background; }
-    DataTable:focus { border: round $accent; }
+    #session { height: 1; padding: 0 1; color: $text-muted; }
+    TabbedContent { height: 1fr; }
+    TabPane { padding: 0; }
+    SyncTable { height: 1fr; }
+    #backlog { height: auto; padding: 0 1; }
+    #results-head { height: auto; padding: 0 1; }
     #status { height: 1; padding: 0 1; background: $boost; }
+    CommandLine { height: 1; border: none; padding: 0 1; display: none; }
     """
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("colon", "command", "Cmd", key_display=":"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("escape", "escape", "Back", show=False, key_display="esc"),
+        *(Binding(str(i + 1), f"tab('{t}')", t.title(), show=False) for i, t in enumerate(TABS)),
+        Binding("p", "pause", "Pause"),
+        Binding("s", "control('start')", "Start", show=False),
+        Binding("x", "control('stop')", "Stop"),
+        Binding("r", "control('restart')", "Restart"),
+        Binding("S", "control('start', 'all')", "Start all", show=False),
+        Binding("X", "control('stop', 'all')", "Stop all", show=False),
+        Binding("R", "control('restart', 'all')", "Restart all", show=False),
+        Binding("l", "land", "Land"),
+        Binding("t", "trigger", "Trigger", show=False),
     ]
 
-    def __init__(self, backend: Backend, checkpoint_refresh_s: float = 2.0) -> None:
+    def __init__(self, backend: Backend, checkpoint_refresh_s: float = 2.0, history: int = DEFAULT_HISTORY,
+                 clock: Callable[[], int] | None = None, max_events: int = 2_000, max_landed: int = 2_000,
+                 watch_landing: bool = True) -> None:
         super().__init__()
         self.backend = backend
+        self.plan = backend.plan
         self.checkpoint_refresh_s = checkpoint_refresh_s
-        self.board = QueryBoard([q.query_name for q in backend.plan.queries])
+        self.clock = clock or (lambda: int(time.time() * 1000))
+        self.board = QueryBoard([q.query_name for q in self.plan.queries], history=history)
         self.session_info: SessionInfo | None = None
-        self.landed: list[LandedFile] = []
+        self.landed: collections.deque[LandedFile] = collections.deque(maxlen=max_landed)
+        self.landed_count = 0
         self.notices: list[RuntimeNotice] = []
+        self.event_log: collections.deque[tuple[str, tuple[str, str, str, str]]] = collections.deque(maxlen=max_events)
+        self.event_count = 0
+        self.checkpoints: dict[str, Any] = {}
+        self.cp_errors: dict[str, str] = {}
+        self.timelines: dict[str, tuple] = {}
+        self.heads: dict[str, CheckpointHead] = {}
+        self.consumed: dict[str, Consumed] = {}
+        self.journeys: list[Journey] = []
+        self.diagnoses: dict[str, Diagnosis] = {}
+        self.filters: dict[str, str] = {t: "" for t in TABS}
+        self.selected: str | None = self.plan.queries[0].query_name if self.plan.queries else None
+        self.paused = False
+        self.lag_samples: collections.deque[float] | None = None  # set by the benchmark
+        self._inbox: collections.deque[tuple[float, object]] = collections.deque()
+        self._wake_pending = False
+        self._dirty: set[str] = set()
+        self._watch_landing = watch_landing
         self._watcher = None
         self._stopping = False
+        self._results_at = 0.0
+        self._journeys_stale = False
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(self._session_text(), id="session")
-        with Vertical():
-            yield DataTable(id="queries", cursor_type="row", zebra_stripes=True)
-            with Horizontal(id="bottom"):
-                yield DataTable(id="landing", cursor_type="row")
-                yield DataTable(id="checkpoints", cursor_type="row")
+        with TabbedContent(initial="queries", id="tabs"):
+            with TabPane("1 Queries", id="queries"):
+                yield SyncTable(QUERY_COLUMNS, id="query-table", zebra_stripes=True)
+            with TabPane("2 Detail", id="detail"):
+                yield DetailView(id="detail-view")
+            with TabPane("3 Checkpoint", id="checkpoint"):
+                yield CheckpointView(id="checkpoint-view")
+            with TabPane("4 Landing", id="landing"):
+                yield Static("backlog: -", id="backlog")
+                yield SyncTable(LANDING_COLUMNS, id="landing-table")
+            with TabPane("5 Events", id="events"):
+                yield SyncTable(EVENT_COLUMNS, id="event-table")
+            with TabPane("6 Results", id="results"):
+                yield Static("results: select a query, then :results", id="results-head")
+                yield DataTable(id="results-table", cursor_type="row")
+        yield CommandLine(self)
         yield Static("starting…", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
-        plan = self.backend.plan
-        self.sub_title = f"{plan.pipeline} — {plan.description}"
-        queries = self.query_one("#queries", DataTable)
-        queries.border_title = "queries"
-        for c in QUERY_COLUMNS:
-            queries.add_column(c, key=c)
-        for name, row in self.board.rows.items():
-            queries.add_row(*self._query_cells(row), key=name)
-        landing = self.query_one("#landing", DataTable)
-        landing.border_title = "landing"
-        for c in ("time", "source", "file", "size"):
-            landing.add_column(c, key=c)
-        cps = self.query_one("#checkpoints", DataTable)
-        cps.border_title = "checkpoints"
-        for c in ("query", "offsets", "commits", "state"):
-            cps.add_column(c, key=c)
-        for q in plan.queries:
-            cps.add_row(q.query_name, "-", "-", "not yet written", key=q.query_name)
-        self._start_watcher()
+        self.sub_title = f"{self.plan.pipeline} — {self.plan.description}"
+        self.render_queries()
+        self._main.query_one("#query-table").focus()
+        if self._watch_landing:
+            self._start_watcher()
         self.start_backend()
-        self.set_interval(self.checkpoint_refresh_s, self.scan_checkpoints)
+        if self.checkpoint_refresh_s > 0:
+            self.set_interval(self.checkpoint_refresh_s, self.scan_checkpoints)
+        self.set_interval(1.0, self._tick)
 
     # -- adapters in, model out ------------------------------------------------------------
     def emit(self, obj: object) -> None:
-        """Thread-safe entry for model objects (never blocks the caller)."""
-        self.post_message(ModelMessage(obj))
+        """Thread-safe entry for model objects: O(1), never blocks the caller."""
+        self._inbox.append((time.monotonic(), obj))
+        if not self._wake_pending:
+            self._wake_pending = True
+            self.post_message(Wake())
 
     def _start_watcher(self) -> None:
         from streamwatch.landing import LandingWatcher
 
-        dirs = {name: Path(path) for name, path in self.backend.plan.landing}
+        dirs = {name: Path(path) for name, path in self.plan.landing}
         if dirs:
             try:
                 self._watcher = LandingWatcher(dirs, self.emit).start()
@@ -177,128 +175,299 @@ class StreamwatchApp(App[None]):
         try:
             self.backend.start(self.emit)
         except Exception as e:  # shown, never a crash of the dashboard
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            self.emit(RuntimeNotice("error", f"could not start: {first}"))
+            self.emit(RuntimeNotice("error", f"could not start: {fmt.first_line(str(e)) or type(e).__name__}"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="checkpoints")
     def scan_checkpoints(self) -> None:
+        """Read every query's checkpoint (read-only) and post :class:`CheckpointsRead`."""
         from streamwatch.checkpoint import read_checkpoint
 
-        latest: dict[str, tuple[int | None, int | None, str | None]] = {}
-        for q in self.backend.plan.queries:
+        cps: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        timelines: dict[str, tuple] = {}
+        for q in self.plan.queries:
             try:
                 cp = read_checkpoint(q.checkpoint)
-                latest[q.query_name] = (cp.latest_batch_id, cp.last_committed_batch_id, None)
-            except Exception as e:  # not written yet, or mid-write: say so, keep going
-                latest[q.query_name] = (None, None, str(e).split(": ")[-1])
-        self.post_message(CheckpointsRead(latest))
+                cps[q.query_name] = cp
+                timelines[q.query_name] = timeline_of(cp)
+            except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
+                errors[q.query_name] = fmt.first_line(str(e).split(": ")[-1]) or type(e).__name__
+        self.post_message(CheckpointsRead(cps, errors, timelines))
 
-    # -- rendering ---------------------------------------------------------------------
-    def _session_text(self) -> str:
-        info = self.session_info
-        if info is None:
-            return "Spark: starting…"
-        ui = info.ui_url or "off"
-        return (
-            f"Spark {info.spark_version} on {info.master} · UI {ui} · tables: {info.table_format} "
-            f"({info.table_format_reason})"
-        )
+    def on_wake(self, _: Wake) -> None:
+        self._wake_pending = False
+        batch: list[tuple[float, object]] = []
+        while self._inbox:
+            batch.append(self._inbox.popleft())
+        for _t, obj in batch:
+            try:
+                self._ingest(obj)
+            except Exception as e:  # a malformed object must not take the dashboard down
+                self._set_status(f"could not show {type(obj).__name__}: {e}", "warning")
+        if not self.paused:
+            self._render_dirty()
+        if self.lag_samples is not None:
+            now = time.monotonic()
+            self.lag_samples.extend(now - t for t, _ in batch)
 
-    @staticmethod
-    def _query_cells(row: QueryRow) -> tuple[str, ...]:
-        wm = row.watermark.replace("T", " ").replace(".000Z", "") if row.watermark else "-"
-        return (
-            row.name,
-            row.status,
-            _fmt_int(row.batch_id),
-            _fmt_rate(row.input_rps),
-            _fmt_rate(row.processed_rps),
-            _fmt_int(row.batch_duration_ms),
-            _fmt_int(row.total_input_rows),
-            wm,
-        )
-
-    def on_model_message(self, message: ModelMessage) -> None:
-        obj = message.obj
+    def _ingest(self, obj: object) -> None:
         if isinstance(obj, Event):
-            self._on_event(obj)
+            row = self.board.apply(obj)
+            name = row.name if row else (self.board.name_of(obj.id) or "")
+            self._log(event_line(obj, name))
+            if row is not None:
+                self._dirty.add("queries")
+                if row.name == self.selected:
+                    self._dirty.add("detail")
+                    if isinstance(obj, QueryProgress):
+                        self._dirty.add("results-maybe")
+                if row.status == "failed" and getattr(obj, "exception", None):
+                    msg = f"{row.name} failed in batch {row.failed_batch_id}: {fmt.first_line(row.exception)}"
+                    self._set_status(msg, "error")
+                    self.notify(msg, severity="error", timeout=10)
         elif isinstance(obj, LandedFile):
-            self._on_landed(obj)
+            self.landed.append(obj)
+            self.landed_count += 1
+            self._journeys_stale = True
+            self._log(event_line(obj, ""))
+            self._dirty.add("landing")
         elif isinstance(obj, SessionInfo):
             self.session_info = obj
-            self.query_one("#session", Static).update(self._session_text())
+            self._main.query_one("#session", Static).update(self._session_text())
         elif isinstance(obj, RuntimeNotice):
             self.notices.append(obj)
+            self._log(event_line(obj, ""))
             self._set_status(obj.message, obj.level)
             if obj.level == "error":
                 self.notify(obj.message, severity="error", timeout=10)
 
+    def _log(self, line: tuple[str, str, str, str]) -> None:
+        self.event_count += 1
+        self.event_log.append((str(self.event_count), line))
+        self._dirty.add("events")
+
+    # -- rendering ---------------------------------------------------------------------
+    @property
+    def _main(self) -> Any:
+        """The dashboard screen (queries keep working while help is open)."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
+
+    @property
+    def active_tab(self) -> str:
+        return self._main.query_one("#tabs", TabbedContent).active or "queries"
+
+    def _render_dirty(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        tab = self.active_tab
+        if "queries" in dirty or "landing" in dirty:
+            self._guard(self.render_queries)
+        if tab == "detail" and "detail" in dirty:
+            self._guard(self.render_detail)
+        if tab == "landing" and "landing" in dirty:
+            self._guard(self.render_landing)
+        if tab == "events" and "events" in dirty:
+            self._guard(self.render_events)
+        if tab == "results" and "results-maybe" in dirty and time.monotonic() - self._results_at > 1.0:
+            self.refresh_results()
+        if tab == "checkpoint" and "checkpoint" in dirty:
+            self._guard(self.render_checkpoint)
+
+    def _guard(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as e:  # a display bug is reported, never a crash
+            self._set_status(f"display error in {fn.__name__}: {e}", "error")
+
+    def render_all(self) -> None:
+        self._dirty = set()
+        for fn in (self.render_queries, self.render_detail, self.render_checkpoint, self.render_landing,
+                   self.render_events):
+            self._guard(fn)
+
+    def _tick(self) -> None:
+        if not self.paused:
+            self._guard(self.render_queries)
+
+    def _session_text(self) -> str:
+        info = self.session_info
+        pause = "[b reverse] PAUSED [/] " if self.paused else ""
+        if info is None:
+            return pause + "Spark: starting…"
+        ui = info.ui_url or "off"
+        return (f"{pause}Spark {info.spark_version} on {info.master} · UI {ui} · tables: {info.table_format} "
+                f"({info.table_format_reason})")
+
     def _set_status(self, text: str, level: str = "info") -> None:
         style = {"error": "bold red", "warning": "yellow"}.get(level, "")
-        self.query_one("#status", Static).update(f"[{style}]{text}[/]" if style else text)
+        self._main.query_one("#status", Static).update(Text(text, style=style))
 
-    def _on_event(self, event: Event) -> None:
-        row = self.board.apply(event)
-        if row is None:
-            return
-        table = self.query_one("#queries", DataTable)
-        cells = self._query_cells(row)
-        if row.name not in table.rows:
-            table.add_row(*cells, key=row.name)
-        else:
-            for col, value in zip(QUERY_COLUMNS, cells):
-                table.update_cell(row.name, col, value)
-        if row.status == "failed" and row.exception:
-            self._set_status(f"{row.name} failed: {row.exception.splitlines()[0]}", "error")
+    def trigger_of(self, name: str) -> str:
+        return (getattr(self.backend, "triggers", None) or {}).get(name) or self.plan.trigger
 
-    def _on_landed(self, f: LandedFile) -> None:
-        self.landed.append(f)
-        table = self.query_one("#landing", DataTable)
-        when = datetime.fromtimestamp(f.landed_at_ms / 1000, tz=timezone.utc).strftime("%H:%M:%S")
-        key = f"{f.path}@{f.landed_at_ms}"
-        if key in table.rows:
-            return
-        table.add_row(when, f.source, f.name, _fmt_size(f.size_bytes), key=key)
-        table.sort("time", reverse=True)  # newest first
-        if table.row_count > MAX_LANDED_ROWS:
-            oldest = table.coordinate_to_cell_key((table.row_count - 1, 0)).row_key
-            table.remove_row(oldest)
-        table.border_title = f"landing ({len(self.landed):,} files)"
+    def output_mode_of(self, name: str) -> str:
+        return (getattr(self.backend, "output_modes", None) or {}).get(name) or "-"
+
+    def current_journeys(self) -> list[Journey]:
+        """Each landed file's journey (recomputed when files landed or checkpoints were read)."""
+        if self._journeys_stale:
+            self.journeys = journeys(self.landed, self.consumed)
+            self._journeys_stale = False
+        return self.journeys
+
+    def query_backlog(self) -> dict[str, int | None]:
+        self.current_journeys()
+        per_source = backlog(self.journeys)
+        sources_of: dict[str, set[str]] = {}
+        for j in self.journeys:
+            if j.consumed is not None:
+                sources_of.setdefault(j.consumed.query, set()).add(j.file.source)
+        out: dict[str, int | None] = {}
+        first = self.plan.queries[0].query_name if self.plan.queries else None
+        for name in self.board.rows:
+            srcs = sources_of.get(name)
+            if srcs is None and name == first and not sources_of and per_source:
+                srcs = set(per_source)
+            out[name] = sum(per_source.get(s, 0) for s in srcs) if srcs else None
+        return out
+
+    def _query_cells(self, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> tuple:
+        status_style = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green"}.get(row.status, "")
+        return (
+            row.name,
+            Text(row.status, style=status_style),
+            Text(diag.text[:60], style=DIAG_STYLE.get(diag.code, "")),
+            fmt.count(row.batch_id),
+            fmt.rate(row.input_rps),
+            fmt.rate(row.processed_rps),
+            fmt.count(row.batch_duration_ms),
+            fmt.count(backlog_n),
+            fmt.iso(row.watermark),
+            self.trigger_of(row.name).replace("processingTime=", ""),
+            self.output_mode_of(row.name),
+            fmt.count(row.total_input_rows),
+        )
+
+    def render_queries(self) -> None:
+        now = self.clock()
+        needle = self.filters["queries"].lower()
+        backlogs = self.query_backlog()
+        rows = []
+        for name, row in self.board.rows.items():
+            diag = diagnose(row, self.heads.get(name), trigger_interval_ms(self.trigger_of(name)), now)
+            self.diagnoses[name] = diag
+            if needle and needle not in f"{name} {row.status} {diag.text}".lower():
+                continue
+            rows.append((name, self._query_cells(row, diag, backlogs.get(name))))
+        table = self._main.query_one("#query-table", SyncTable)
+        table.sync(rows)
+        title = f"{self.plan.pipeline} · {len(self.board.rows)} queries"
+        table.border_title = title + (f" · /{needle}" if needle else "")
+
+    def render_detail(self) -> None:
+        name = self.selected
+        row = self.board.rows.get(name) if name else None
+        view = self._main.query_one("#detail-view", DetailView)
+        view.show(row, self.diagnoses.get(name or ""), self.trigger_of(name or ""), self.output_mode_of(name or ""),
+                  width=max(20, self.size.width - 4))
+
+    def render_checkpoint(self) -> None:
+        name = self.selected
+        self._main.query_one("#checkpoint-view", CheckpointView).show(
+            name, self.checkpoints.get(name or ""), self.cp_errors.get(name or ""),
+            self.timelines.get(name or "", ()), self.filters["checkpoint"])
+
+    def render_landing(self) -> None:
+        needle = self.filters["landing"].lower()
+        rows = []
+        for j in self.current_journeys():
+            f = j.file
+            cells = (fmt.clock(f.landed_at_ms), f.source, f.name, fmt.size(f.size_bytes), j.text)
+            if needle and needle not in " ".join(cells).lower():
+                continue
+            style = {"landed": "yellow", "read": "cyan", "committed": "green"}[j.stage]
+            rows.append((f"{f.path}@{f.landed_at_ms}", (*cells[:4], Text(j.text, style=style))))
+        table = self._main.query_one("#landing-table", SyncTable)
+        table.sync(rows, follow=True)
+        table.border_title = f"landed files ({self.landed_count:,})" + (f" · /{needle}" if needle else "")
+        per = backlog(self.journeys)
+        text = " · ".join(f"{s}: {n:,} not yet read" for s, n in sorted(per.items())) or "no files landed yet"
+        self._main.query_one("#backlog", Static).update(Text(f"backlog — {text}"))
+
+    def render_events(self) -> None:
+        needle = self.filters["events"].lower()
+        rows = [(k, line) for k, line in self.event_log if not needle or needle in " ".join(line).lower()]
+        table = self._main.query_one("#event-table", SyncTable)
+        table.sync(rows, follow=True)
+        table.border_title = f"events ({self.event_count:,})" + (f" · /{needle}" if needle else "")
 
     def on_checkpoints_read(self, message: CheckpointsRead) -> None:
-        table = self.query_one("#checkpoints", DataTable)
-        for name, (offsets, commits, problem) in message.latest.items():
-            if name not in table.rows:
-                continue
-            if problem:
-                state = problem
-            elif offsets is None:
-                state = "no batch yet"
-            elif commits == offsets:
-                state = "committed"
-            else:
-                state = f"batch {offsets} in flight"
-            table.update_cell(name, "offsets", _fmt_int(offsets))
-            table.update_cell(name, "commits", _fmt_int(commits))
-            table.update_cell(name, "state", state)
+        from streamwatch.tui.journey import consumed_files
 
-    # -- actions -----------------------------------------------------------------------
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen())
-
-    async def action_quit(self) -> None:
-        if self._stopping:
-            return
-        self._stopping = True
-        self._set_status("stopping queries…", "warning")
-        self.stop_everything()
-
-    @work(thread=True, exit_on_error=False, group="shutdown")
-    def stop_everything(self) -> None:
-        t0 = time.monotonic()
+        self.checkpoints = message.checkpoints
+        self.cp_errors = message.errors
+        self.timelines = message.timelines
+        self.heads = {}
+        for name, cp in self.checkpoints.items():
+            last = cp.offsets[-1] if cp.offsets else None
+            self.heads[name] = CheckpointHead(cp.latest_batch_id, cp.last_committed_batch_id,
+                                              last.timestamp_ms if last else None)
         try:
-            if self._watcher is not None:
-                self._watcher.stop()
-            self.backend.stop()
-        finally:
-            self.call_from_thread(self.exit, None, 0, f"stopped in {time.monotonic() - t0:.1f} s")
+            self.consumed = consumed_files(self.checkpoints)
+        except Exception as e:
+            self._set_status(f"cannot follow landed files: {e}", "warning")
+        self._journeys_stale = True
+        self._dirty |= {"queries", "checkpoint", "landing"}
+        if not self.paused:
+            self._render_dirty()
+
+    # -- results -----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="results")
+    def refresh_results(self) -> None:
+        self._results_at = time.monotonic()
+        name = self.selected or ""
+        reader = getattr(self.backend, "read_results", None)
+        if reader is None:
+            self.post_message(ResultsRead(name, [], [], "this backend cannot read tables (replay?)"))
+            return
+        try:
+            columns, rows = reader(name, 100)
+            self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows]))
+        except Exception as e:
+            self.post_message(ResultsRead(name, [], [], fmt.first_line(str(e)) or type(e).__name__))
+
+    def on_results_read(self, message: ResultsRead) -> None:
+        row = self.board.rows.get(message.query)
+        render_results(self._main.query_one("#results-head", Static), self._main.query_one("#results-table", DataTable),
+                       message, row.batch_id if row else None)
+
+    # -- navigation ----------------------------------------------------------------------
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        tab = event.pane.id or ""
+        {"detail": lambda: self._guard(self.render_detail),
+         "checkpoint": lambda: self._guard(self.render_checkpoint),
+         "landing": lambda: self._guard(self.render_landing),
+         "events": lambda: self._guard(self.render_events),
+         "results": self.refresh_results,
+         "queries": lambda: self._guard(self.render_queries)}.get(tab, lambda: None)()
+
+    @on(DataTable.RowHighlighted, "#query-table")
+    def _query_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value in self.board.rows:
+            self.selected = str(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#query-table")
+    def _query_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key is not None and event.row_key.value in self.board.rows:
+            self.selected = str(event.row_key.value)
+            self.action_tab("detail")
+
+    @on(DataTable.RowSelected, "#cp-batches")
+    def _batch_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key is not None and str(event.row_key.value).isdigit():
+            self._main.query_one("#checkpoint-view", CheckpointView).open_batch(
+                self.checkpoints.get(self.selected or ""), int(str(event.row_key.value)))
+
+    def action_tab(self, tab: str) -> None:
+        self._main.query_one("#tabs", TabbedContent).active = tab
+        self.call_after_refresh(self._focus_tab)

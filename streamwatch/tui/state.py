@@ -1,53 +1,130 @@
-"""Per-query state the dashboard shows, folded from lifecycle events (pure Python)."""
+"""Per-query state the dashboard shows, folded from lifecycle events (pure Python, no textual).
+
+Each query keeps its latest facts (:class:`QueryRow`), the latest full
+:class:`~streamwatch.model.events.QueryProgress` (for state operators, sources and sink) and a
+bounded history of compact :class:`Sample` records (default 10,000 per query) for the charts.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
+
+#: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
+OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
+DEFAULT_HISTORY = 10_000
+
+
+class Sample(NamedTuple):
+    """One progress update, compact: ``timestamp_ms`` (epoch ms), rates in rows/s (None when
+    Spark reported NaN), ``batch_duration_ms``, ``durations`` (ms, one per :data:`OPERATIONS`),
+    ``watermark_gap_ms`` (eventTime.max − watermark, ms; None without a watermark) and the
+    batch's input/output row counts (-1 output when the sink cannot count)."""
+
+    batch_id: int
+    timestamp_ms: int | None
+    input_rps: float | None
+    processed_rps: float | None
+    batch_duration_ms: int
+    durations: tuple[int, ...]
+    watermark_gap_ms: int | None
+    num_input_rows: int
+    num_output_rows: int
+
+
+def sample_of(p: QueryProgress) -> Sample:
+    """The chartable numbers of one progress event."""
+    from streamwatch.model.events import iso_to_epoch_ms
+
+    gap = None
+    wm = p.watermark_ms
+    mx = iso_to_epoch_ms(p.event_time.get("max"))
+    if wm is not None and mx is not None:
+        gap = mx - wm
+    return Sample(
+        p.batch_id,
+        p.timestamp_ms,
+        p.input_rows_per_second,
+        p.processed_rows_per_second,
+        p.batch_duration,
+        tuple(int(p.duration_ms.get(op, 0)) for op in OPERATIONS),
+        gap,
+        p.num_input_rows,
+        p.num_output_rows,
+    )
 
 
 @dataclass
 class QueryRow:
     """The latest facts about one query: ``status`` is starting, active, idle, stopped or
-    failed; rates are rows/s; ``batch_duration_ms`` is ms."""
+    failed; rates are rows/s; ``batch_duration_ms`` is ms; ``last_progress_ms`` the epoch ms
+    of the latest progress event; ``history`` the bounded chart samples (oldest dropped)."""
 
     name: str
     status: str = "starting"
     query_id: str | None = None
+    run_id: str | None = None
     batch_id: int | None = None
     input_rps: float | None = None
     processed_rps: float | None = None
     batch_duration_ms: int | None = None
     num_input_rows: int = 0
     total_input_rows: int = 0
+    total_output_rows: int = 0
     watermark: str | None = None
     exception: str | None = None
+    error_class: str | None = None
+    failed_batch_id: int | None = None
+    last_progress: QueryProgress | None = None
+    last_event_ms: int | None = None
+    progress_count: int = 0
+    history: deque[Sample] = field(default_factory=lambda: deque(maxlen=DEFAULT_HISTORY))
 
 
 class QueryBoard:
-    """Query rows keyed by query name; ``apply(event)`` returns the row it changed (None when
-    the event belongs to no known query and carries no name)."""
+    """Query rows keyed by query name (plan order first); ``apply(event)`` returns the row
+    it changed (None when the event belongs to no known query and carries no name).
 
-    def __init__(self, names: list[str]) -> None:
-        self.rows: dict[str, QueryRow] = {n: QueryRow(n) for n in names}
+    ``history`` is the number of progress samples kept per query (≥ 1)."""
+
+    def __init__(self, names: list[str], history: int = DEFAULT_HISTORY) -> None:
+        if history < 1:
+            raise ValueError("history must be >= 1")
+        self.history = history
+        self.rows: dict[str, QueryRow] = {n: self._new(n) for n in names}
         self._name_by_id: dict[str, str] = {}
+
+    def _new(self, name: str) -> QueryRow:
+        return QueryRow(name, history=deque(maxlen=self.history))
+
+    def name_of(self, query_id: str) -> str | None:
+        return self._name_by_id.get(query_id)
 
     def _row(self, event: Event, name: str | None) -> QueryRow | None:
         name = name or self._name_by_id.get(event.id)
         if name is None:
             return None
         self._name_by_id[event.id] = name
-        return self.rows.setdefault(name, QueryRow(name))
+        if name not in self.rows:
+            self.rows[name] = self._new(name)
+        return self.rows[name]
 
     def apply(self, event: Event) -> QueryRow | None:
         row = self._row(event, getattr(event, "name", None))
         if row is None:
             return None
         row.query_id = event.id
+        row.run_id = event.run_id
+        if event.timestamp_ms is not None:
+            row.last_event_ms = event.timestamp_ms
         if isinstance(event, QueryStarted):
             row.status = "active"
             row.exception = None
+            row.error_class = None
+            row.failed_batch_id = None
         elif isinstance(event, QueryProgress):
             row.status = "active" if event.num_input_rows or row.status != "idle" else "idle"
             row.batch_id = event.batch_id
@@ -56,10 +133,18 @@ class QueryBoard:
             row.batch_duration_ms = event.batch_duration
             row.num_input_rows = event.num_input_rows
             row.total_input_rows += event.num_input_rows
+            row.total_output_rows += max(0, event.num_output_rows)
             row.watermark = event.watermark
+            row.last_progress = event
+            row.progress_count += 1
+            row.history.append(sample_of(event))
         elif isinstance(event, QueryIdle):
             row.status = "idle"
         elif isinstance(event, QueryTerminated):
             row.status = "failed" if event.failed else "stopped"
             row.exception = event.exception
+            row.error_class = event.error_class
+            if event.failed:
+                # the batch that failed is the one after the last finished one
+                row.failed_batch_id = 0 if row.batch_id is None else row.batch_id + 1
         return row

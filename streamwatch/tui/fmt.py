@@ -1,0 +1,65 @@
+"""Formatting for the dashboard's cells: rates (rows/s), counts, sizes (bytes), times (UTC)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def rate(v: float | None) -> str:
+    """rows/s with one decimal, ``-`` for None (Spark's NaN)."""
+    return "-" if v is None else f"{v:,.1f}"
+
+
+def count(v: int | None) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def size(n: int) -> str:
+    """Bytes as B/KiB/MiB/GiB."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+def clock(ms: int | None, millis: bool = False) -> str:
+    """Epoch ms → ``HH:MM:SS`` (UTC), ``-`` for None."""
+    if ms is None:
+        return "-"
+    t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return t.strftime("%H:%M:%S") + (f".{t.microsecond // 1000:03d}" if millis else "")
+
+
+def stamp(ms: int | None) -> str:
+    """Epoch ms → ``YYYY-MM-DD HH:MM:SS`` (UTC), ``-`` for None."""
+    if ms is None:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def iso(ts: str | None) -> str:
+    """Spark's ISO timestamp → ``YYYY-MM-DD HH:MM:SS``."""
+    if not ts:
+        return "-"
+    return ts.replace("T", " ").split(".")[0].rstrip("Z")
+
+
+def duration(ms: int | None) -> str:
+    """ms → ``850 ms`` / ``2.3 s`` / ``4m05s`` / ``1h02m``."""
+    if ms is None:
+        return "-"
+    if abs(ms) < 1000:
+        return f"{ms} ms"
+    s = ms / 1000
+    if abs(s) < 60:
+        return f"{s:.1f} s"
+    if abs(s) < 3600:
+        return f"{int(s // 60)}m{int(s % 60):02d}s"
+    return f"{int(s // 3600)}h{int(s % 3600 // 60):02d}m"
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    lines = (text or "").strip().splitlines()
+    return (lines[0] if lines else "")[:limit]

@@ -1,0 +1,51 @@
+"""Typed messages the dashboard's adapters and workers post to the app."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from textual.message import Message
+
+
+class Wake(Message):
+    """"Model objects are waiting in the inbox". A burst of them coalesces into one
+    (``can_replace``), so a flood of progress events renders once."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, Wake)
+
+
+class CheckpointsRead(Message):
+    """One checkpoint scan: query name → ``Checkpoint`` (None when unreadable), the error text
+    for unreadable ones, and per-query batch timelines (tuples of ``BatchRow``-like rows)."""
+
+    def __init__(self, checkpoints: Mapping[str, Any], errors: Mapping[str, str],
+                 timelines: Mapping[str, tuple]) -> None:
+        super().__init__()
+        self.checkpoints = dict(checkpoints)
+        self.errors = dict(errors)
+        self.timelines = dict(timelines)
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CheckpointsRead)
+
+
+class ResultsRead(Message):
+    """Current rows of a query's table: column names, rows (tuples of text), or an error."""
+
+    def __init__(self, query: str, columns: list[str], rows: list[tuple], error: str | None = None) -> None:
+        super().__init__()
+        self.query = query
+        self.columns = columns
+        self.rows = rows
+        self.error = error
+
+
+class ControlDone(Message):
+    """A control (start/stop/restart/land/trigger) finished: ``ok`` and a one-line result."""
+
+    def __init__(self, action: str, ok: bool, text: str) -> None:
+        super().__init__()
+        self.action = action
+        self.ok = ok
+        self.text = text

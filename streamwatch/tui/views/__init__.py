@@ -1,0 +1,1 @@
+"""The dashboard's tabs: queries, detail, checkpoint, landing, events, results."""

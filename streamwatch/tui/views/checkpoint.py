@@ -1,0 +1,141 @@
+"""Checkpoint tab: the per-batch timeline of one query's checkpoint — offsets N, commit N,
+state version N, sink entry N — with the inspector's findings highlighted; ``enter`` opens a
+batch (its offsets and the files it consumed). Read-only, through ``streamwatch.checkpoint``."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from streamwatch.tui import fmt
+from streamwatch.tui.journey import file_entries
+from streamwatch.tui.views.table import SyncTable
+
+BATCH_COLUMNS = ("batch", "offsets", "commit", "state", "sink", "watermark", "planned (UTC)", "finding")
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def timeline_of(cp: Any) -> tuple:
+    """``streamwatch.checkpoint.batch_timeline(cp)`` when the reader provides it, else a
+    timeline built from the offsets and commit logs alone (same field names)."""
+    try:
+        from streamwatch.checkpoint import batch_timeline  # type: ignore[attr-defined]
+    except ImportError:
+        batch_timeline = None
+    if batch_timeline is not None:
+        return tuple(batch_timeline(cp))
+    offsets = {o.batch_id: o for o in cp.offsets}
+    commits = {c.batch_id for c in cp.commits}
+    return tuple(
+        SimpleNamespace(batch_id=b, has_offsets=b in offsets, has_commit=b in commits, state_version=None,
+                        sink_entry=None, watermark_ms=getattr(offsets.get(b), "watermark_ms", None),
+                        timestamp_ms=getattr(offsets.get(b), "timestamp_ms", None))
+        for b in sorted(set(offsets) | commits)
+    )
+
+
+def _mark(v: Any) -> str:
+    if v is None:
+        return "-"
+    if v is True:
+        return "✓"
+    if v is False:
+        return "✗"
+    return str(v)
+
+
+def batch_of_finding(finding: Any) -> int | None:
+    """The batch id a finding is about, from its path (``…/offsets/12`` → 12)."""
+    path = str(getattr(finding, "path", "") or "")
+    name = path.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+    return int(name) if name.isdigit() else None
+
+
+class CheckpointView(Vertical):
+    DEFAULT_CSS = """
+    CheckpointView > Static { height: auto; }
+    #cp-findings { max-height: 6; }
+    #cp-batches { height: 1fr; min-height: 5; }
+    #cp-batch { height: auto; max-height: 12; border: round $primary-background; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("checkpoint: not read yet", id="cp-head")
+        yield Static("", id="cp-findings")
+        yield SyncTable(BATCH_COLUMNS, id="cp-batches")
+        yield Static("enter on a batch: its offsets and the files it consumed", id="cp-batch")
+
+    def show(self, query: str | None, cp: Any, error: str | None, timeline: tuple, text_filter: str) -> None:
+        head = self.query_one("#cp-head", Static)
+        table = self.query_one("#cp-batches", SyncTable)
+        findings_box = self.query_one("#cp-findings", Static)
+        if query is None:
+            head.update("no query selected")
+            return
+        if cp is None:
+            head.update(Text(f"{query}: {error or 'not written yet'}", style="yellow" if error else "dim"))
+            findings_box.update("")
+            table.sync([])
+            return
+        findings = tuple(getattr(cp, "findings", ()) or ())
+        t = Text()
+        t.append(query, style="bold")
+        t.append(f"  query id {cp.query_id or '-'} · offsets {fmt.count(cp.latest_batch_id)} · "
+                 f"commits {fmt.count(cp.last_committed_batch_id)} · {len(findings)} finding(s)")
+        head.update(t)
+        ft = Text()
+        by_batch: dict[int, Any] = {}
+        for f in findings[:50]:
+            sev = str(getattr(f, "severity", "info"))
+            if ft:
+                ft.append("\n")
+            ft.append(f"{sev:<7} {getattr(f, 'code', '')}: {getattr(f, 'message', f)}"[:200],
+                      style=SEVERITY_STYLE.get(sev, ""))
+            b = batch_of_finding(f)
+            if b is not None and b not in by_batch:
+                by_batch[b] = f
+        findings_box.update(ft)
+        findings_box.display = bool(findings)
+        needle = text_filter.lower()
+        rows = []
+        for r in reversed(timeline):  # newest first
+            f = by_batch.get(r.batch_id)
+            style = SEVERITY_STYLE.get(str(getattr(f, "severity", "")), "") if f else ""
+            cells = [str(r.batch_id), _mark(r.has_offsets), _mark(r.has_commit), _mark(r.state_version),
+                     _mark(r.sink_entry), fmt.stamp(r.watermark_ms) if r.watermark_ms else "-",
+                     fmt.stamp(r.timestamp_ms), str(getattr(f, "code", "")) if f else ""]
+            if needle and needle not in " ".join(cells).lower():
+                continue
+            rows.append((str(r.batch_id), tuple(Text(c, style=style) if style else c for c in cells)))
+        table.sync(rows)
+        table.border_title = f"batches ({len(timeline):,})"
+
+    def open_batch(self, cp: Any, batch_id: int) -> None:
+        box = self.query_one("#cp-batch", Static)
+        if cp is None:
+            return
+        entry = next((o for o in cp.offsets if o.batch_id == batch_id), None)
+        t = Text()
+        t.append(f"batch {batch_id}", style="bold")
+        if entry is None:
+            t.append("  no offsets file")
+        else:
+            t.append(f"  planned {fmt.stamp(entry.timestamp_ms)} · watermark "
+                     f"{fmt.stamp(entry.watermark_ms) if entry.watermark_ms else '-'}")
+            for i, off in enumerate(entry.sources):
+                text = off.summary() if hasattr(off, "summary") else off
+                t.append(f"\n  source {i}: {text if off is not None else '- (no offset yet)'}")
+        committed = any(c.batch_id == batch_id for c in cp.commits)
+        t.append(f"\n  commit: {'yes' if committed else 'not committed'}")
+        files = [e for e in file_entries(cp) if getattr(e, "batch_id", None) == batch_id]
+        t.append(f"\n  files consumed: {len(files)}")
+        for e in files[:20]:
+            t.append(f"\n    {str(e.path).rsplit('/', 1)[-1]}")
+        if len(files) > 20:
+            t.append(f"\n    … {len(files) - 20} more")
+        box.update(t)

@@ -1,0 +1,102 @@
+"""Query detail: rates, stacked batch duration, watermark gap, state operators, sources,
+sink, and — for a failed query — the exception and the failing batch."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from streamwatch.tui import fmt
+from streamwatch.tui.charts import SeriesChart, StackedBars
+from streamwatch.tui.diagnosis import Diagnosis
+from streamwatch.tui.state import OPERATIONS, QueryRow
+from streamwatch.tui.views.table import SyncTable
+
+OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
+SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows", "in rows/s", "metrics")
+
+
+class DetailView(VerticalScroll):
+    """Everything about one query (``show(row, diagnosis, trigger, mode)``)."""
+
+    DEFAULT_CSS = """
+    DetailView > Static { height: auto; }
+    DetailView > SeriesChart, DetailView > StackedBars { margin: 1 0 0 0; }
+    DetailView > SyncTable { height: auto; max-height: 12; margin: 1 0 0 0; }
+    #detail-failure { color: $error; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("select a query in the queries view (enter)", id="detail-head")
+        yield Static("", id="detail-failure")
+        yield SeriesChart("input vs processed", unit="rows/s", id="chart-rates")
+        yield StackedBars("batch duration by operation", OPERATIONS, unit="ms", id="chart-durations")
+        yield SeriesChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
+        yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
+        yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
+        yield Static("", id="detail-sink")
+
+    def show(self, row: QueryRow | None, diagnosis: Diagnosis | None, trigger: str, mode: str,
+             width: int = 200) -> None:
+        head = self.query_one("#detail-head", Static)
+        if row is None:
+            head.update("select a query in the queries view (enter)")
+            return
+        hist = list(row.history)[-max(10, width):]
+        t = Text()
+        t.append(row.name, style="bold")
+        t.append(f"  {row.status}")
+        if diagnosis is not None:
+            style = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red",
+                     "failed": "bold red"}.get(diagnosis.code, "")
+            t.append(f"  {diagnosis.text}", style=style)
+        t.append(f"\nbatch {fmt.count(row.batch_id)} · trigger {trigger} · output mode {mode} · "
+                 f"{fmt.count(row.progress_count)} progress updates (kept {len(row.history):,}) · "
+                 f"rows in {fmt.count(row.total_input_rows)} · out {fmt.count(row.total_output_rows)}")
+        if row.query_id:
+            t.append(f"\nid {row.query_id} · run {row.run_id}", style="dim")
+        head.update(t)
+        failure = self.query_one("#detail-failure", Static)
+        if row.status == "failed":
+            batch = f"failing batch {row.failed_batch_id}" if row.failed_batch_id is not None else "failed"
+            cls = f" [{row.error_class}]" if row.error_class else ""
+            failure.update(Text(f"{batch}{cls}\n{(row.exception or '').strip()[:2000]}"))
+            failure.display = True
+        else:
+            failure.update("")
+            failure.display = False
+        self.query_one("#chart-rates", SeriesChart).set_series([
+            ("input", [s.input_rps for s in hist], "dodger_blue2"),
+            ("processed", [s.processed_rps for s in hist], "green3"),
+        ])
+        self.query_one("#chart-durations", StackedBars).set_rows([s.durations for s in hist])
+        self.query_one("#chart-wm", SeriesChart).set_series([
+            ("gap", [None if s.watermark_gap_ms is None else s.watermark_gap_ms / 1000 for s in hist], "magenta"),
+        ])
+        p = row.last_progress
+        ops = self.query_one("#operators", SyncTable)
+        ops.border_title = "state operators"
+        ops.sync([
+            (f"{i}", (o.operator_name, fmt.count(o.num_rows_total), fmt.count(o.num_rows_updated),
+                      fmt.count(o.num_rows_removed), fmt.count(o.num_rows_dropped_by_watermark),
+                      fmt.size(o.memory_used_bytes),
+                      ", ".join(f"{k}={v:,}" for k, v in sorted(o.custom_metrics.items()) if v)[:120]))
+            for i, o in enumerate(p.state_operators if p else ())
+        ])
+        ops.display = bool(p and p.state_operators)
+        srcs = self.query_one("#sources", SyncTable)
+        srcs.border_title = "sources"
+        srcs.sync([
+            (f"{i}", (s.description[:40], s.start_offset or "-", s.end_offset or "-", s.latest_offset or "-",
+                      fmt.count(s.num_input_rows), fmt.rate(s.input_rows_per_second),
+                      ", ".join(f"{k}={v}" for k, v in sorted(s.metrics.items()))[:80]))
+            for i, s in enumerate(p.sources if p else ())
+        ])
+        sink = self.query_one("#detail-sink", Static)
+        if p and p.sink:
+            rows_out = "unknown" if p.sink.num_output_rows < 0 else f"{p.sink.num_output_rows:,}"
+            sink.update(Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
+        else:
+            sink.update("sink: no batch yet")

@@ -1,0 +1,327 @@
+"""Pilot tests of every dashboard view and control, fed by the recorded flights run through
+an in-test Backend (no Spark). Waits on conditions and workers, never blind sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from conftest import NAMES, settle, wait_for
+from streamwatch.model.events import QueryProgress
+from streamwatch.model.landing import LandedFile
+from streamwatch.tui.help import KEYS, help_text
+
+
+def run(app, scenario, size=(120, 40)):
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            await scenario(pilot)
+    asyncio.run(main())
+
+
+def cell(app, table_id, row, col):
+    return str(app._main.query_one(table_id).get_cell(row, col))
+
+
+def test_queries_view_shows_status_and_stall_diagnosis(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        t = app.query_one("#query-table")
+        assert t.keys == list(NAMES)
+        assert cell(app, "#query-table", "flights_bronze", "status") == "idle"
+        assert cell(app, "#query-table", "flights_bronze", "diagnosis") == "waiting for data"
+        assert cell(app, "#query-table", "flights_silver", "diagnosis").startswith("slow:")
+        assert cell(app, "#query-table", "flights_gold", "diagnosis").startswith("failed in batch 20")
+        assert cell(app, "#query-table", "flights_gold", "batch") == "19"
+        assert cell(app, "#query-table", "flights_gold", "trigger") == "2 seconds"
+        assert cell(app, "#query-table", "flights_gold", "mode") == "append"
+        assert cell(app, "#query-table", "flights_bronze", "backlog") == "6"
+        assert any("TASK_WRITE_FAILED" in n.message for n in app._notifications)
+
+    run(app, scenario)
+
+
+def test_enter_opens_detail_with_charts_operators_and_failure(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+        assert app.selected == "flights_gold"
+        rates = app.query_one("#chart-rates")
+        assert [s[0] for s in rates.series] == ["input", "processed"]
+        assert len(rates.series[0][1]) == 20
+        assert len(app.query_one("#chart-durations").rows) == 20
+        gaps = [g for g in app.query_one("#chart-wm").series[0][1] if g is not None]
+        assert gaps and min(gaps) >= 95 * 60
+        ops = app.query_one("#operators")
+        assert cell(app, "#operators", "0", "operator") == "stateStoreSave"
+        assert ops.display
+        failure = str(app.query_one("#detail-failure").render())
+        assert "failing batch 20" in failure and "TASK_WRITE_FAILED" in failure
+
+    run(app, scenario)
+
+
+def test_history_is_bounded_per_query(make_app):
+    app = make_app(history=5)
+
+    async def scenario(pilot):
+        row = app.board.rows["flights_bronze"]
+        assert row.progress_count == 21
+        assert len(row.history) == 5 and row.history[-1].batch_id == 20
+
+    run(app, scenario)
+
+
+def test_events_tab_and_slash_filter(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("5")
+        await wait_for(pilot, lambda: app.active_tab == "events", "the events tab")
+        table = app.query_one("#event-table")
+        await wait_for(pilot, lambda: table.row_count == app.event_count, "every event listed")
+        total = table.row_count
+        await pilot.press("slash", *"terminated", "enter")
+        await wait_for(pilot, lambda: table.row_count == 1, "the filter to apply")
+        assert "failed" in str(table.get_row_at(0)[3])
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: table.row_count == total, "the filter to clear")
+
+    run(app, scenario)
+
+
+def test_command_line_completes_and_switches_views(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("colon", *"chec")
+        line = app.query_one("#cmdline")
+        await wait_for(pilot, lambda: line._suggestion == "checkpoint", "the command completion")
+        await pilot.press("tab", *"flights_g")
+        await wait_for(pilot, lambda: line._suggestion == "checkpoint flights_gold", "the query completion")
+        await pilot.press("tab", "enter")
+        await wait_for(pilot, lambda: app.active_tab == "checkpoint", "the checkpoint tab")
+        assert app.selected == "flights_gold"
+        assert not line.display
+        await pilot.press("colon", *"bogus", "enter")
+        assert "unknown command" in str(app.query_one("#status").render())
+
+    run(app, scenario)
+
+
+@pytest.mark.parametrize("keys,expected", [
+    (("x",), ("stop_query", "flights_bronze")),
+    (("down", "r"), ("restart_query", "flights_silver")),
+    (("s",), ("start_query", "flights_bronze")),
+    (("X",), ("stop_pipeline",)),
+    (("R",), ("restart_pipeline",)),
+    (("S",), ("start_pipeline",)),
+    (("l",), ("land", 1, None)),
+    (("colon", *"land 3 flights", "enter"), ("land", 3, "flights")),
+    (("t", *"5s gold", "enter"), ("set_trigger", "processingTime=5s", "flights_gold")),
+    (("colon", *"stop all", "enter"), ("stop_pipeline",)),
+])
+def test_controls_reach_the_backend(make_app, keys, expected):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press(*keys)
+        await app.workers.wait_for_complete()
+        await wait_for(pilot, lambda: expected in app.backend.calls, f"{expected} to be called")
+        await pilot.pause()
+        assert "failed" not in str(app.query_one("#status").render())
+
+    run(app, scenario)
+
+
+def test_stop_then_start_shows_status_changes_and_new_trigger(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("x")
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "status") == "stopped", "stopped")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "status") == "active", "active")
+        await pilot.press("t", *"500ms", "enter")
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "trigger") == "500ms", "new trigger")
+
+    run(app, scenario)
+
+
+def test_unsupported_control_is_reported_not_crashing(make_app):
+    app = make_app()
+    app.backend.land = None  # this backend cannot land data
+
+    async def scenario(pilot):
+        await pilot.press("l")
+        assert "not supported" in str(app.query_one("#status").render())
+        assert app.is_running
+
+    run(app, scenario)
+
+
+def test_pause_freezes_the_display_not_the_model(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("p")
+        assert app.paused and "PAUSED" in str(app.query_one("#session").render())
+        p = app.board.rows["flights_bronze"].last_progress
+        app.emit(QueryProgress.from_dict({**p.to_dict(), "batchId": 99}))
+        await wait_for(pilot, lambda: app.board.rows["flights_bronze"].batch_id == 99, "the model to update")
+        assert cell(app, "#query-table", "flights_bronze", "batch") == "20"
+        await pilot.press("p")
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "batch") == "99", "resume")
+
+    run(app, scenario)
+
+
+def test_help_lists_every_key_binding(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", "the help screen")
+        text = help_text().plain
+        listed = {k for k, _ in KEYS}
+        for b in app.BINDINGS:
+            shown = b.key_display or b.key
+            assert shown in listed or any(shown in k for k in listed), f"{shown} missing from help"
+        for cmd in ("trigger", "land", "restart", "results", "checkpoint"):
+            assert cmd in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: type(app.screen).__name__ != "HelpScreen", "help to close")
+
+    run(app, scenario)
+
+
+def test_results_tab_shows_rows_and_read_errors(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("colon", *"results gold", "enter")
+        table = app.query_one("#results-table")
+        await wait_for(pilot, lambda: table.row_count == 2, "result rows")
+        assert "flights_gold" in str(app.query_one("#results-head").render())
+        await pilot.press("colon", *"results silver", "enter")
+        await wait_for(pilot, lambda: "unreadable" in str(app.query_one("#results-head").render()), "the read error")
+        assert app.is_running
+
+    run(app, scenario)
+
+
+def test_landing_journey_follows_the_source_log(make_app, tmp_path):
+    """A file read by batch 0 of bronze and committed shows 'committed'; the others stay
+    in the backlog."""
+    app = make_app(checkpoint_refresh_s=0)
+    landing = app.plan.landing[0][1]
+    cp = tmp_path / "checkpoints" / "bronze"
+    (cp / "offsets").mkdir(parents=True)
+    (cp / "commits").mkdir()
+    (cp / "sources" / "0").mkdir(parents=True)
+    (cp / "metadata").write_text('{"id":"0b0b0b0b-0000-4000-8000-000000000001"}\n')
+    (cp / "offsets" / "0").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261601000,"conf":{}}\n{"logOffset":0}\n')
+    (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+    (cp / "offsets" / "1").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261603000,"conf":{}}\n{"logOffset":1}\n')
+    (cp / "sources" / "0" / "0").write_text(
+        'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
+    (cp / "sources" / "0" / "1").write_text(
+        'v1\n{"path":"file://%s/flights-00001.csv","timestamp":1767261602000,"batchId":1,"action":"add"}\n' % landing)
+
+    async def scenario(pilot):
+        app.scan_checkpoints()
+        await wait_for(pilot, lambda: "flights_bronze" in app.checkpoints, "the checkpoint scan")
+        await pilot.press("4")
+        table = app.query_one("#landing-table")
+        await wait_for(pilot, lambda: table.row_count == 6, "landed files")
+        sources = getattr(app.checkpoints["flights_bronze"], "sources", None)
+        if sources is None:
+            pytest.skip("streamwatch.checkpoint does not read file-source logs yet")
+        journeys = [str(table.get_row_at(i)[4]) for i in range(6)]
+        assert journeys[0] == "committed (batch 0)"
+        assert journeys[1] == "read by batch 1"
+        assert journeys[2:] == ["landed"] * 4
+        assert "4 not yet read" in str(app.query_one("#backlog").render())
+        await pilot.press("3")
+        batches = app.query_one("#cp-batches")
+        await wait_for(pilot, lambda: batches.row_count == 2, "the batch timeline")
+        assert batches.keys == ["1", "0"]  # newest first
+        batches.focus()
+        await pilot.press("down", "enter")
+        box = str(app.query_one("#cp-batch").render())
+        assert "batch 0" in box and "files consumed: 1" in box and "flights-00000.csv" in box
+
+    run(app, scenario)
+
+
+def test_stuck_query_is_diagnosed_from_the_checkpoint(make_app, tmp_path):
+    """offsets/3 planned 60 s before the injected clock, no commits/3: stuck (> 5 × 2 s)."""
+    app = make_app()
+    cp = tmp_path / "checkpoints" / "silver"
+    (cp / "offsets").mkdir(parents=True)
+    (cp / "commits").mkdir()
+    (cp / "metadata").write_text('{"id":"x"}\n')
+    for b in range(4):
+        (cp / "offsets" / str(b)).write_text(
+            'v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{}}\n{"logOffset":%d}\n' % (1767261600000, b))
+    for b in range(3):
+        (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+
+    async def scenario(pilot):
+        app.scan_checkpoints()
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "diagnosis").startswith("stuck"),
+                       "the stuck diagnosis")
+        assert "batch 3" in cell(app, "#query-table", "flights_silver", "diagnosis")
+
+    run(app, scenario)
+
+
+def test_unreadable_checkpoint_and_bad_objects_never_crash(make_app, tmp_path):
+    app = make_app()
+    cp = tmp_path / "checkpoints" / "gold"
+    (cp / "offsets").mkdir(parents=True)
+    (cp / "offsets" / "0").write_text("v1\n{not json")
+
+    async def scenario(pilot):
+        app.scan_checkpoints()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.emit(object())  # unknown object type: ignored
+        app.emit(LandedFile("flights", "/nowhere/x.csv", -1, 0))
+        await settle(pilot, app)
+        for tab in "123456":
+            await pilot.press(tab)
+            await pilot.pause()
+        assert app.is_running
+
+    run(app, scenario)
+
+
+def test_usable_at_80x24(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        assert app.query_one("#query-table").size.height >= 4
+        assert app.query_one("#query-table").region.width <= 80
+        await pilot.press("2")
+        await wait_for(pilot, lambda: app.query_one("#chart-rates").size.width > 0, "detail to lay out")
+        assert app.query_one("#detail-view").region.bottom <= 24
+
+    run(app, scenario, size=(80, 24))
+
+
+def test_quit_stops_the_backend(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, "the app to exit")
+
+    run(app, scenario)
+    assert app.backend.stopped == 1
+    assert app.return_code == 0
