@@ -9,6 +9,7 @@ raises into Spark: a conversion failure is counted in ``conversion_errors`` and 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from typing import Any, Callable
@@ -35,10 +36,35 @@ def started_from_spark(event: Any) -> QueryStarted:
     return QueryStarted(id=str(event.id), run_id=str(event.runId), timestamp=_s(event.timestamp), name=_s(event.name))
 
 
+_RATES = ("inputRowsPerSecond", "processedRowsPerSecond")
+
+
+def _exact_rates(target: dict, obj: Any) -> None:
+    """Spark 4.2's ``StreamingQueryProgress.json`` rounds rates to 0.1 rows/s, while event logs
+    (Jackson) keep the doubles; pyspark has already fetched the doubles into ``obj``, so put
+    them back (NaN/infinite: the key is left out, as Spark does)."""
+    for key in _RATES:
+        value = getattr(obj, key, None)
+        if isinstance(value, float):
+            if math.isfinite(value):
+                target[key] = value
+            else:
+                target.pop(key, None)
+
+
 def progress_from_spark(event: Any) -> QueryProgress:
     """From ``QueryProgressEvent``: parses ``event.progress.json`` (Spark's own JSON), so the
-    listener, recordings and event logs share one parser."""
-    return QueryProgress.from_dict(json.loads(event.progress.json))
+    listener, recordings and event logs share one parser; rates (rows/s) are taken at full
+    precision from the progress object (see :func:`_exact_rates`)."""
+    progress = event.progress
+    d = json.loads(progress.json)
+    try:
+        _exact_rates(d, progress)
+        for sd, sp in zip(d.get("sources") or (), progress.sources):
+            _exact_rates(sd, sp)
+    except Exception:  # keep Spark's rounded values rather than lose the event
+        pass
+    return QueryProgress.from_dict(d)
 
 
 def idle_from_spark(event: Any) -> QueryIdle:

@@ -1,0 +1,132 @@
+"""Listener overhead and event-log parsing throughput.
+
+1. The same availableNow workload (many small micro-batches, so many listener events) with
+   and without ``streamwatch.record``, alternated in one run; prints the wall-time ratio.
+   Target: overhead <= 2 %.
+2. Event-log parsing (``read_event_log``) in MB/s against a plain ``json.loads`` loop over the
+   same file, in the same run. Target: >= 3x.
+
+``BENCH_FILES`` (default 40) and ``BENCH_ROWS`` (rows per file, default 20000) size the
+workload; ``BENCH_ROUNDS`` (default 2) pairs of runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _spark_workload(tmp: Path) -> None:
+    import streamwatch
+    from streamwatch.spark.session import SessionConfig, create_session
+    from streamwatch.spark.tableformat import TableFormatDecision
+
+    files, rows, rounds = (int(os.environ.get(k, d)) for k, d in
+                           (("BENCH_FILES", 40), ("BENCH_ROWS", 20000), ("BENCH_ROUNDS", 2)))
+    spark, _ = create_session(SessionConfig(workspace=tmp, master="local[2]", ui=False, shuffle_partitions=2,
+                                            table_format=TableFormatDecision("parquet", "bench")))
+    src = tmp / "in"
+    src.mkdir()
+    rnd = random.Random(7)
+    for i in range(files):
+        (src / f"f{i:04d}.json").write_text(
+            "\n".join(json.dumps({"k": rnd.randrange(1000), "v": j}) for j in range(rows)))
+
+    def run(n: int, record: bool) -> float:
+        rec = streamwatch.record(spark, tmp / f"rec{n}.jsonl") if record else None
+        t0 = time.perf_counter()
+        q = (spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(src))
+             .groupBy("k").count().writeStream.outputMode("update").format("noop")
+             .option("checkpointLocation", str(tmp / f"cp{n}")).trigger(availableNow=True).start())
+        q.awaitTermination()
+        wall = time.perf_counter() - t0
+        if rec is not None:
+            stats = rec.stop()
+            assert stats.dropped == 0, stats
+        return wall
+
+    run(-1, False)  # warm-up (JIT, caches)
+    plain, recorded = [], []
+    for r in range(rounds):
+        order = [(False, plain), (True, recorded)] if r % 2 == 0 else [(True, recorded), (False, plain)]
+        for record, into in order:
+            into.append(run(len(plain) + len(recorded), record))
+    spark.stop()
+    p, w = sum(plain) / len(plain), sum(recorded) / len(recorded)
+    print(f"availableNow workload ({files} micro-batches of {rows:,} rows), {rounds} alternated pairs:")
+    print(f"  without recording {p:6.2f} s   with streamwatch.record {w:6.2f} s   "
+          f"ratio {w / p:.3f}  (overhead {100 * (w / p - 1):+.1f} %, target <= +2 %)")
+
+
+def _synthetic_event_log(path: Path, target_mb: int = 60) -> None:
+    """Mostly non-streaming lines (as real logs are: task/stage/SQL events), some progress."""
+    task = {"Event": "SparkListenerTaskEnd", "Stage ID": 3, "Task Info": {"Task ID": 1, "Host": "localhost",
+            "Accumulables": [{"ID": i, "Name": f"internal.metrics.m{i}", "Update": i, "Value": i * 7} for i in range(25)]},
+            "Task Metrics": {"Executor Run Time": 12, "JVM GC Time": 0, "Result Size": 2300}}
+    progress = {"Event": "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent", "progress": {
+        "id": "q", "runId": "r", "name": "bench", "timestamp": "2026-11-20T22:06:11.206Z", "batchId": 0,
+        "batchDuration": 100, "durationMs": {"triggerExecution": 100, "addBatch": 80}, "eventTime": {},
+        "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "customMetrics": {"a": 1}}],
+        "sources": [{"description": "FileStreamSource[file:/in]", "startOffset": "{\"logOffset\":0}",
+                     "endOffset": "{\"logOffset\":1}", "numInputRows": 10, "inputRowsPerSecond": 1.5,
+                     "processedRowsPerSecond": 2.5, "metrics": {}}],
+        "sink": {"description": "NoopTable", "numOutputRows": 3, "metrics": {}}, "observedMetrics": {}}}
+    t, pr = json.dumps(task, separators=(",", ":")) + "\n", json.dumps(progress, separators=(",", ":")) + "\n"
+    with open(path, "w") as fh:
+        n = 0
+        while fh.tell() < target_mb * 1_000_000:
+            fh.write(pr if n % 40 == 0 else t)
+            n += 1
+
+
+def _parse_throughput(tmp: Path) -> None:
+    from streamwatch.events.eventlog import read_event_log
+
+    path = tmp / "app-1"
+    _synthetic_event_log(path)
+    mb = path.stat().st_size / 1e6
+
+    def json_loop() -> int:
+        n = 0
+        with open(path, "rb") as fh:
+            for line in fh:
+                d = json.loads(line)
+                n += d.get("Event", "").endswith("QueryProgressEvent")
+        return n
+
+    def ours() -> int:
+        return sum(1 for _ in read_event_log(path))
+
+    best = {}
+    for name, fn in (("json.loads loop", json_loop), ("streamwatch read_event_log", ours)) * 2:
+        t0 = time.perf_counter()
+        count = fn()
+        best[name] = min(best.get(name, 1e9), time.perf_counter() - t0)
+        best[name + " events"] = count
+    base, mine = mb / best["json.loads loop"], mb / best["streamwatch read_event_log"]
+    assert best["json.loads loop events"] == best["streamwatch read_event_log events"]
+    print(f"event-log parsing ({mb:.0f} MB, {best['json.loads loop events']:,} progress events):")
+    print(f"  json.loads loop {base:7.1f} MB/s   read_event_log {mine:7.1f} MB/s   ratio {mine / base:.1f}x (target >= 3x)")
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="streamwatch-bench-"))
+    try:
+        _parse_throughput(tmp)
+        if "--parse-only" not in sys.argv:
+            _spark_workload(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

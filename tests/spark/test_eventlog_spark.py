@@ -1,0 +1,68 @@
+"""Spark's own event log (rolling + zstd, as Spark 4 writes it) replays to the same progress
+events the listener recorded. The job runs in a subprocess: the shared session has event
+logging off, and a process has one SparkContext."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from streamwatch.events.reader import ReadReport, read_events, read_recording
+from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
+
+pytestmark = pytest.mark.spark
+
+JOB = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    import streamwatch
+    from streamwatch.spark.session import SessionConfig, create_session
+    from streamwatch.spark.tableformat import TableFormatDecision
+
+    ws = Path(sys.argv[1])
+    (ws / "eventlog").mkdir(parents=True)
+    spark, _ = create_session(SessionConfig(
+        workspace=ws, master="local[2]", ui=False, shuffle_partitions=2, quiet=True,
+        table_format=TableFormatDecision("parquet", "test"),
+        conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(ws / "eventlog"),
+              "spark.eventLog.rolling.enabled": "true", "spark.eventLog.compress": "true",
+              "spark.sw.test.secret.token": "hunter2"}))
+    rec = streamwatch.record(spark, ws / "events.jsonl")
+    src = ws / "in"
+    src.mkdir()
+    for i in range(3):
+        (src / f"f{i}.json").write_text("\\n".join(json.dumps({"k": j % 3, "v": j}) for j in range(10)))
+    q = (spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(src))
+         .groupBy("k").count().writeStream.outputMode("update").format("noop").queryName("tiny")
+         .option("checkpointLocation", str(ws / "cp")).trigger(availableNow=True).start())
+    q.awaitTermination(300)
+    rec.stop()
+    spark.stop()
+""")
+
+
+def test_event_log_replays_to_the_recorded_progress_events(tmp_path):
+    out = subprocess.run([sys.executable, "-c", JOB, str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    logs = list((tmp_path / "eventlog").iterdir())
+    assert len(logs) == 1 and logs[0].name.startswith("eventlog_v2_"), logs  # rolling directory
+    assert any(f.name.endswith(".zstd") for f in logs[0].iterdir()), "Spark 4 compresses with zstd"
+
+    from_log_report, rec_report = ReadReport(), ReadReport()
+    from_log = list(read_events(logs[0], from_log_report))
+    recorded = [e for e in read_recording(tmp_path / "events.jsonl", rec_report) if hasattr(e, "run_id")]
+
+    log_progress = [e for e in from_log if isinstance(e, QueryProgress)]
+    rec_progress = [e for e in recorded if isinstance(e, QueryProgress)]
+    assert len(log_progress) == 3
+    assert log_progress == rec_progress  # every modelled field equal: Jackson's JSON vs progress.json
+    assert [type(e) for e in from_log] == [QueryStarted, QueryProgress, QueryProgress, QueryProgress, QueryTerminated]
+    assert [(type(e), e.id, e.run_id) for e in from_log] == [(type(e), e.id, e.run_id) for e in recorded]
+    assert from_log_report.bad_lines == 0
+    assert from_log_report.header.app["appId"] == rec_report.header.app["appId"]
+    assert from_log_report.header.conf["spark.sw.test.secret.token"] == "*********"
+    assert rec_report.header.conf["spark.sw.test.secret.token"] == "*********"
+    assert "hunter2" not in (tmp_path / "events.jsonl").read_text()
