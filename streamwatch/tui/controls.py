@@ -39,7 +39,7 @@ class CommandLine(Input):
         self.placeholder = "command (tab completes, esc closes)" if mode == "command" else "filter (esc clears)"
         self.value = value
         self.display = True
-        self.focus()
+        self.app.set_focus(self)  # now, so the next key already goes to the line
         self.cursor_position = len(value)
 
     def action_complete(self) -> None:
