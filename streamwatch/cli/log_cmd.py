@@ -84,32 +84,44 @@ def log(pipeline_name: str, out: str, workspace: Path, trigger: str, duration: f
         say(e.args[0])
         sys.exit(EXIT_USAGE)
 
-    stop = threading.Event()
-    signals = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        sys.exit(_run(pipeline, Workspace(workspace), out, trigger, duration, land_every, max_files,
-                      flush_every, max_bytes, prometheus_port, not no_ui, stop, say))
-    finally:
-        for s, h in signals.items():
-            signal.signal(s, h)
+    sys.exit(_run(pipeline, Workspace(workspace), out, trigger, duration, land_every, max_files,
+                  flush_every, max_bytes, prometheus_port, not no_ui, say))
 
 
 def _run(pipeline, ws, out, trigger, duration, land_every, max_files, flush_every, max_bytes,
-         prometheus_port, ui, stop: threading.Event, say) -> int:
-    from streamwatch.events.jsonl import JsonlRecorder
-    from streamwatch.model.events import Event, ListenerStats, QueryStarted, QueryTerminated
-    from streamwatch.model.runtime import RuntimeNotice, SessionInfo
-    from streamwatch.spark.live import LiveBackend
-    from streamwatch.spark.record import session_header
+         prometheus_port, ui, say) -> int:
     from streamwatch.spark.session import SessionConfig, create_session
     from streamwatch.spark.tableformat import TableFormatError, decide_table_format
 
     say(f"starting Spark (logs: {ws.root / 'logs' / 'spark.log'})")
     try:
         spark, info = create_session(SessionConfig(workspace=ws.root, ui=ui, table_format=decide_table_format()))
+    except KeyboardInterrupt:
+        say("interrupted while Spark was starting")
+        return EXIT_OK
     except (TableFormatError, Exception) as e:  # noqa: BLE001 - one line, never a traceback
         say(f"Spark could not start: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
         return EXIT_SPARK
+    # after the SparkContext exists: pyspark installs its own SIGINT handler (cancel jobs +
+    # KeyboardInterrupt); ours stops the queries gracefully instead.
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, flush_every,
+                       max_bytes, prometheus_port, ui, stop, say)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, flush_every, max_bytes,
+            prometheus_port, ui, stop: threading.Event, say) -> int:
+    from streamwatch.events.jsonl import JsonlRecorder
+    from streamwatch.model.events import Event, ListenerStats, QueryStarted, QueryTerminated
+    from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+    from streamwatch.spark.live import LiveBackend
+    from streamwatch.spark.record import session_header
+
     try:
         recorder = JsonlRecorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
                                  flush_every=flush_every, max_bytes=max_bytes)

@@ -1,0 +1,70 @@
+"""`streamwatch log` in a subprocess: JSONL on stdout only; SIGINT stops the queries and exits 0."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
+
+
+def test_bad_pipeline_is_one_line_and_exit_2():
+    out = subprocess.run([STREAMWATCH, "log", "--pipeline", "nope"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert "unknown pipeline 'nope'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_headless_modules_never_import_textual():
+    code = ("import sys, streamwatch.cli.log_cmd, streamwatch.spark.live, streamwatch.spark.record, "
+            "streamwatch.spark.session, streamwatch.events.jsonl, streamwatch.metrics\n"
+            "print('textual' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.spark
+def test_jsonl_on_stdout_and_sigint_stops_the_queries_and_exits_0(tmp_path):
+    proc = subprocess.Popen(
+        [STREAMWATCH, "log", "--pipeline", "flights", "--workspace", str(tmp_path / "ws"), "--no-ui",
+         "--trigger", "processingTime=1 second", "--land-every", "0.5", "--max-files", "8"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    lines: list[bytes] = []
+    saw_progress = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if b'"kind":"progress"' in line:
+                saw_progress.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert saw_progress.wait(300), "no progress event on stdout"
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(10)
+    stderr = proc.stderr.read().decode()  # type: ignore[union-attr]
+    assert rc == 0, stderr
+    records = [json.loads(line) for line in lines]  # every stdout line is JSON
+    assert all(r["v"] == 1 for r in records)
+    assert records[0]["kind"] == "header" and records[0]["app"]["pipeline"] == "flights"
+    assert records[-1]["kind"] == "stats" and records[-1]["event"]["dropped"] == 0
+    started = {r["event"]["runId"] for r in records if r["kind"] == "started"}
+    terminated = {r["event"]["runId"] for r in records if r["kind"] == "terminated"}
+    assert started and terminated == started, "every query must be stopped (and say so)"
+    assert all(r["event"]["exception"] is None for r in records if r["kind"] == "terminated")
+    assert "interrupted: stopping the queries" in stderr
