@@ -15,7 +15,7 @@ import re
 import orjson
 
 from streamwatch.checkpoint.fs import Item, Storage
-from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_version
+from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_header
 from streamwatch.model.checkpoint import FileEntry, SinkFileEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
@@ -63,13 +63,33 @@ def detect_interval(compact_ids: list[int], latest: int | None) -> int | None:
     return DEFAULT_COMPACT_INTERVAL if DEFAULT_COMPACT_INTERVAL in fits else fits[0]
 
 
-def _parse_lines(body: list[bytes]) -> list | None:
-    lines = [ln for ln in body if ln.strip()]
-    if not lines:
+def _count_lines(body: bytes) -> int:
+    body = body.strip(b"\n")
+    return body.count(b"\n") + 1 if body.strip() else 0
+
+
+def _parse_lines(body: bytes) -> list | None:
+    body = body.strip()
+    if not body:
         return []
+    if b"\n\n" in body or b"\r" in body:
+        body = b"\n".join(ln for ln in body.splitlines() if ln.strip())
     try:
-        return orjson.loads(b"[" + b",".join(lines) + b"]")
+        return orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
     except orjson.JSONDecodeError:
+        return None
+
+
+def _entries(rows: list, kind: str, batch_id: int) -> list | None:
+    """All rows as entries in one pass (the common case), or None when one is malformed."""
+    try:
+        if kind == "source":
+            return [FileEntry(r["path"], r["timestamp"], r["batchId"]) for r in rows]
+        return [
+            SinkFileEntry(r["path"], r["size"], r["isDir"], r["modificationTime"], r["blockReplication"], r["blockSize"], r["action"], batch_id)
+            for r in rows
+        ]
+    except (KeyError, TypeError):
         return None
 
 
@@ -104,17 +124,22 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
         except OSError as e:
             findings.append(Finding("error", "unreadable-file", f"{what_log} {name}: {e.strerror or e}", path))
             continue
-        version, body, fs = split_version(data, path, MAX_FILE_LOG_VERSION, f"{what_log} {name}")
+        version, body, fs = split_header(data, path, MAX_FILE_LOG_VERSION, f"{what_log} {name}")
         findings.extend(fs)
         if version is None:
             continue
         if not entries:
-            count += sum(1 for ln in body if ln.strip())
+            count += _count_lines(body)
             continue
         rows = _parse_lines(body)
         if rows is None:
             findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: a line is not JSON (truncated?)", path))
-            rows = [r for r in (_try(ln) for ln in body if ln.strip()) if r is not None]
+            rows = [r for r in (_try(ln) for ln in body.split(b"\n") if ln.strip()) if r is not None]
+        fast = _entries(rows, kind, b)
+        if fast is not None and all(type(e[1]) is int for e in fast[:1]):
+            parsed_entries.extend(fast)
+            count = len(parsed_entries)
+            continue
         for r in rows:
             e = _entry(r, kind, b)
             if e is None:

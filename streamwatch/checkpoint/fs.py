@@ -182,6 +182,7 @@ def open_storage(path: str, storage_options: dict | None = None) -> tuple[Storag
         from fsspec.core import url_to_fs
 
         fs, inner = url_to_fs(path, **(storage_options or {}))
+        fs.invalidate_cache()  # fsspec caches instances and listings; a checkpoint changes
     except (ImportError, ValueError) as e:
         raise StorageError(f"{path}: cannot open ({e})") from None
     return FsspecStorage(fs), inner.rstrip("/") or inner

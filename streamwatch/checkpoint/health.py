@@ -115,7 +115,7 @@ def conf_findings(entries: tuple[OffsetLogEntry, ...], offsets_dir: str) -> list
     seen: set[str] = set()
     prev: OffsetLogEntry | None = None
     for e in entries:
-        if prev is not None and prev.conf and e.conf:
+        if prev is not None and prev.conf and e.conf and prev.conf != e.conf:
             for key, sev in RESTART_CONFS.items():
                 a, b = prev.conf.get(key), e.conf.get(key)
                 if a != b and key not in seen and (a is not None and b is not None):

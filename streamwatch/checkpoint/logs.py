@@ -23,17 +23,23 @@ def split_version(data: bytes, path: str, max_version: int, what: str) -> tuple[
     """Split a log file into (version, remaining lines, findings). Mirrors
     ``HDFSMetadataLog.validateVersion``: an empty file, a missing ``vN`` line or a version
     above ``max_version`` yields a finding and version None."""
+    version, rest, findings = split_header(data, path, max_version, what)
+    return version, ([] if version is None else rest.split(b"\n")), findings
+
+
+def split_header(data: bytes, path: str, max_version: int, what: str) -> tuple[int | None, bytes, list[Finding]]:
+    """Like :func:`split_version` but returns the bytes after the version line unsplit."""
     if not data.strip():
-        return None, [], [Finding("error", "empty-file", f"{what} is empty (a crash while writing?)", path)]
+        return None, b"", [Finding("error", "empty-file", f"{what} is empty (a crash while writing?)", path)]
     if b"\x00" in data[:4096]:
-        return None, [], [Finding("error", "unparsable-file", f"{what} holds binary data, not a text log", path)]
-    lines = data.split(b"\n")
-    head = lines[0].strip()
+        return None, b"", [Finding("error", "unparsable-file", f"{what} holds binary data, not a text log", path)]
+    first, _, rest = data.partition(b"\n")
+    head = first.strip()
     if not (head.startswith(b"v") and head[1:].isdigit()):
-        return None, [], [Finding("error", "unparsable-file", f"{what}: no log version line (expected v1…)", path)]
+        return None, b"", [Finding("error", "unparsable-file", f"{what}: no log version line (expected v1…)", path)]
     version = int(head[1:])
     if version > max_version or version < 1:
-        return None, [], [
+        return None, b"", [
             Finding(
                 "error",
                 "unknown-log-version",
@@ -42,7 +48,7 @@ def split_version(data: bytes, path: str, max_version: int, what: str) -> tuple[
                 path,
             )
         ]
-    return version, lines[1:], []
+    return version, rest, []
 
 
 def _json(line: bytes):
