@@ -279,3 +279,37 @@ def test_file_url(tmp_path):
     root = write_cp(tmp_path / "cp", 2)
     cp = read_checkpoint(f"file://{root}")
     assert cp.latest_batch_id == 1 and cp.query_id == QID
+
+
+def test_reading_while_a_writer_renames_and_purges(tmp_path):
+    """Spark writes ``.N.<uuid>.tmp`` then renames it to ``N`` and purges old batches; a read
+    racing with that never raises."""
+    import threading
+
+    root = write_cp(tmp_path / "cp", 5)
+    write_source_log(root, 12)
+    stop = threading.Event()
+
+    def writer():
+        b = 5
+        while not stop.is_set():
+            for log in ("offsets", "commits"):
+                tmp = root / log / f".{b}.abc.tmp"
+                tmp.write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1}\n{"logOffset":1}' if log == "offsets" else 'v1\n{}')
+                tmp.rename(root / log / str(b))
+                old = root / log / str(b - 3)
+                old.unlink(missing_ok=True)
+            b += 1
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        reads = 0
+        for _ in range(200):
+            cp = read_checkpoint(root)
+            batch_timeline(cp)
+            reads += 1
+    finally:
+        stop.set()
+        t.join(5)
+    assert reads == 200
