@@ -55,9 +55,17 @@ class LiveBackend:
         self.bus = EventBus()
         self.runner: PipelineRunner | None = None
         self.feeders: list[Feeder] = []
+        self.factories: dict[str, "_LockedFactory"] = {}
         self._listener: PublishingListener | None = None
         self._lock = threading.Lock()
         self._stopped = False
+        self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
+        #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
+        self.triggers: dict[str, str] = {q.query_name: trigger for q in self.plan.queries}
+        #: query name → output mode (append/update/complete)
+        self.output_modes: dict[str, str] = {
+            pipeline.query_name(layer): layer.output_mode for layer in pipeline.layers
+        }
 
     def start(self, emit: Callable[[object], None]) -> SessionInfo:
         """Start Spark, the listener, the queries and the feeders; returns the session info
@@ -94,8 +102,10 @@ class LiveBackend:
             self._listener = PublishingListener(self.bus.publish)
             self._spark.streams.addListener(self._listener)
             for source in self.pipeline.sources:
+                factory = _LockedFactory(source.factory(self.workspace.landing(self.pipeline.name, source.name)))
+                self.factories[source.name] = factory
                 feeder = Feeder(
-                    source.factory(self.workspace.landing(self.pipeline.name, source.name)),
+                    factory,
                     every_s=self._land_every_s,
                     initial_files=self._initial_files,
                     max_files=self._max_files,
@@ -103,6 +113,9 @@ class LiveBackend:
                 )
                 self.feeders.append(feeder.start())
             self.runner = PipelineRunner(self._spark, self.pipeline, self.workspace, info.table_format, self._options)
+            self.output_modes = {
+                self.pipeline.query_name(layer): self.runner.output_mode(layer) for layer in self.pipeline.layers
+            }
             emit(RuntimeNotice("info", f"starting {len(self.pipeline.layers)} queries ({self.trigger})"))
             self.runner.start(self.trigger)
         emit(RuntimeNotice("info", "queries running"))
@@ -128,3 +141,108 @@ class LiveBackend:
                     pass
             if self._owns_spark:
                 self._spark.stop()
+
+    # -- controls (optional Backend capabilities the dashboard detects) -------------------------
+    def _runner(self) -> PipelineRunner:
+        if self.runner is None:
+            raise RuntimeError("the pipeline has not started yet")
+        return self.runner
+
+    def _layer(self, query_name: str) -> str:
+        try:
+            return self._layer_of[query_name]
+        except KeyError:
+            raise KeyError(f"unknown query {query_name!r}") from None
+
+    def _is_active(self, query_name: str) -> bool:
+        q = self._runner().query(self._layer(query_name))
+        return q is not None and q.isActive
+
+    def start_query(self, query_name: str) -> None:
+        """Start one query with its trigger (no-op when it runs). Raises ``KeyError`` for an
+        unknown query, ``RuntimeError`` before the pipeline started, and what Spark raises."""
+        with self._lock:
+            if not self._is_active(query_name):
+                self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
+
+    def stop_query(self, query_name: str) -> None:
+        """Stop one query (its checkpoint stays; start resumes from it)."""
+        with self._lock:
+            self._runner().stop_layer(self._layer(query_name))
+
+    def restart_query(self, query_name: str) -> None:
+        """Stop, then start one query from its checkpoint."""
+        with self._lock:
+            self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
+
+    def start_pipeline(self) -> None:
+        """Start every query that is not running, upstream first."""
+        for q in self.plan.queries:
+            self.start_query(q.query_name)
+
+    def stop_pipeline(self) -> None:
+        """Stop every query, downstream first."""
+        for q in reversed(self.plan.queries):
+            self.stop_query(q.query_name)
+
+    def restart_pipeline(self) -> None:
+        self.stop_pipeline()
+        self.start_pipeline()
+
+    def land(self, count: int = 1, source: str | None = None) -> list:
+        """Land ``count`` more files now into ``source`` (default: every landing source);
+        returns the landed paths ([] when the data set is exhausted). ``KeyError`` for an
+        unknown source."""
+        if not self.factories:
+            raise RuntimeError("the pipeline has not started yet")
+        names = [source] if source else list(self.factories)
+        landed: list = []
+        for name in names:
+            if name not in self.factories:
+                raise KeyError(f"unknown source {name!r}; known: {', '.join(self.factories)}")
+            landed += self.factories[name].land(count)
+        return landed
+
+    def set_trigger(self, trigger: str, query_name: str | None = None) -> None:
+        """Restart ``query_name`` (or every query) with a new trigger spec. Raises
+        ``ValueError`` for a bad spec (nothing is restarted then)."""
+        from streamwatch.spark.tables import trigger_kwargs
+
+        trigger_kwargs(trigger)
+        names = [query_name] if query_name else [q.query_name for q in self.plan.queries]
+        for name in names:
+            self._layer(name)
+        for name in names:
+            self.triggers[name] = trigger
+            with self._lock:
+                self._runner().start_layer(self._layer(name), trigger)
+
+    def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple]]:
+        """Current rows of a query's output table (memory sink: its in-memory table):
+        (column names, up to ``limit`` rows)."""
+        runner = self._runner()
+        layer = self.pipeline.layer(self._layer(query_name)) if hasattr(self.pipeline, "layer") else next(
+            la for la in self.pipeline.layers if la.name == self._layer(query_name))
+        if getattr(layer, "sink", None) == "memory":
+            df = runner.spark.table(query_name)
+        else:
+            df = runner.tables.read(layer.table)
+        rows = df.limit(limit).collect()
+        return list(df.columns), [tuple(r) for r in rows]
+
+
+class _LockedFactory:
+    """A data factory shared by the feeder thread and ``land`` controls: one ``land`` at a
+    time, so file numbering never collides."""
+
+    def __init__(self, factory: Any) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+
+    def land(self, n_files: int = 1) -> list:
+        with self._lock:
+            return self._factory.land(n_files)
+
+    @property
+    def exhausted(self) -> bool:
+        return self._factory.exhausted
