@@ -33,6 +33,7 @@ class CommandLine(Input):
                          select_on_focus=False)
         self.mode = "command"
         self.display = False
+        self.cursor_blink = False  # steady cursor (and deterministic screenshots)
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
