@@ -21,8 +21,10 @@ import click
 @click.option("--max-files", type=int, default=None,
               help="Stop landing after this many files (default: the whole data set).")
 @click.option("--no-ui", is_flag=True, help="Do not start the Spark UI.")
+@click.option("--history", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Progress updates kept per query for the detail charts.")
 def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
-        max_files: int | None, no_ui: bool) -> None:
+        max_files: int | None, no_ui: bool, history: int) -> None:
     """Open the dashboard and run PIPELINE's bronze → silver → gold queries
     in-process on a local Spark, landing real data as it goes.
 
@@ -30,6 +32,17 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
     shown at the top. Tables are Delta when Delta Lake's jars can be loaded,
     Parquet otherwise (STREAMWATCH_TABLE_FORMAT=delta|parquet|auto forces it).
     Press ? in the dashboard for keys, q to stop the queries and quit.
+
+    \b
+    Keys: 1-6 tabs (queries, detail, checkpoint, landing, events, results),
+    enter detail, : commands, / filter, x/s/r stop/start/restart the selected
+    query (X/S/R the pipeline), l land a file, t trigger, p pause, ? help.
+
+    \b
+    Examples:
+      streamwatch run
+      streamwatch run --trigger processingTime=5s --land-every 0.5 --max-files 200
+      streamwatch run --workspace /tmp/ws --no-ui --history 50000
     """
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.tables import trigger_kwargs
@@ -51,7 +64,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
         pipeline, Workspace(workspace), trigger=trigger, land_every_s=land_every,
         max_files=max_files, ui=not no_ui,
     )
-    app = StreamwatchApp(backend)
+    app = StreamwatchApp(backend, history=history)
     try:
         app.run()
     finally:

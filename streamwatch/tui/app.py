@@ -117,6 +117,10 @@ class StreamwatchApp(ControlsMixin, App[None]):
         self._stopping = False
         self._results_at = 0.0
         self._journeys_stale = False
+        self.render_interval_s = 0.1
+        self._rendered_at = 0.0
+        self._frame_timer: Any = None
+        self._unrendered: list[float] = []
 
     # -- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -196,19 +200,30 @@ class StreamwatchApp(ControlsMixin, App[None]):
 
     def on_wake(self, _: Wake) -> None:
         self._wake_pending = False
-        batch: list[tuple[float, object]] = []
         while self._inbox:
-            batch.append(self._inbox.popleft())
-        for _t, obj in batch:
+            t, obj = self._inbox.popleft()
             try:
                 self._ingest(obj)
             except Exception as e:  # a malformed object must not take the dashboard down
                 self._set_status(f"could not show {type(obj).__name__}: {e}", "warning")
+            if self.lag_samples is not None:
+                self._unrendered.append(t)
+        # render at most every ``render_interval_s``: a flood costs one frame per interval
+        wait = self.render_interval_s - (time.monotonic() - self._rendered_at)
+        if wait <= 0:
+            self._frame()
+        elif self._frame_timer is None:
+            self._frame_timer = self.set_timer(wait, self._frame)
+
+    def _frame(self) -> None:
+        self._frame_timer = None
+        self._rendered_at = time.monotonic()
         if not self.paused:
             self._render_dirty()
         if self.lag_samples is not None:
             now = time.monotonic()
-            self.lag_samples.extend(now - t for t, _ in batch)
+            self.lag_samples.extend(now - t for t in self._unrendered)
+            self._unrendered.clear()
 
     def _ingest(self, obj: object) -> None:
         if isinstance(obj, Event):

@@ -1,0 +1,148 @@
+"""Dashboard under a progress flood: synthetic progress events for 20 queries fed into the
+real app (headless) at a fixed rate; prints render lag percentiles (emit → drained and
+rendered) per quarter of the run and the process RSS before/after, and compares the
+memory held by the bounded history with the named alternative, an unbounded history.
+
+Targets: no growing lag (last-quarter p99 close to first-quarter p99); memory flat once the
+history bound is reached. Defaults follow the issue: 200 events/s, 100,000 events (~8 min);
+``--events 10000`` for a quick run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from streamwatch.model.events import QueryProgress  # noqa: E402
+from streamwatch.model.runtime import QueryPlan, RunPlan  # noqa: E402
+from streamwatch.tui.state import QueryBoard  # noqa: E402
+
+QUERIES = [f"q{i:02d}" for i in range(20)]
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def progress(i: int) -> QueryProgress:
+    name = QUERIES[i % len(QUERIES)]
+    batch = i // len(QUERIES)
+    return QueryProgress.from_dict({
+        "id": f"id-{name}", "runId": f"run-{name}", "name": name, "timestamp": "2026-01-01T10:00:00.000Z",
+        "batchId": batch, "batchDuration": 300 + i % 50, "numInputRows": 1000 + i % 17,
+        "inputRowsPerSecond": 500.0 + i % 31, "processedRowsPerSecond": 900.0 + i % 23,
+        "durationMs": {"addBatch": 200, "getBatch": 5, "latestOffset": 10, "queryPlanning": 20, "walCommit": 30,
+                       "commitOffsets": 15},
+        "eventTime": {"max": "2013-01-01T06:00:00.000Z", "watermark": "2013-01-01T05:00:00.000Z"},
+        "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": batch, "memoryUsedBytes": 1000}],
+        "sources": [{"description": "FileStreamSource[x]", "startOffset": {"logOffset": batch},
+                     "endOffset": {"logOffset": batch + 1}, "numInputRows": 1000}],
+        "sink": {"description": "FileSink[x]", "numOutputRows": 1000},
+    })
+
+
+class FloodBackend:
+    """Emits ``events`` progress events at ``rate`` per second from the worker thread."""
+
+    def __init__(self, events: int, rate: float) -> None:
+        self.plan = RunPlan("bench", "synthetic flood", tuple(QueryPlan(q, q, f"/nonexistent/{q}", "") for q in QUERIES),
+                            (), "processingTime=2 seconds")
+        self.events, self.rate = events, rate
+        self.emitted = 0
+        self.done = threading.Event()
+        self._stop = threading.Event()
+
+    def start(self, emit) -> None:
+        t0 = time.monotonic()
+        for i in range(self.events):
+            if self._stop.is_set():
+                break
+            delay = t0 + i / self.rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            emit(progress(i))
+            self.emitted = i + 1
+        self.done.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p / 100 * len(values)))]
+
+
+async def run_app(events: int, rate: float, history: int) -> None:
+    from streamwatch.tui.app import StreamwatchApp
+
+    backend = FloodBackend(events, rate)
+    app = StreamwatchApp(backend, checkpoint_refresh_s=0, history=history, watch_landing=False)
+    app.lag_samples = __import__("collections").deque()
+    gc.collect()
+    rss0 = rss_mib()
+    quarters: list[tuple[float, float, float, float]] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        mark = 0
+        for q in range(1, 5):
+            target = events * q // 4
+            while len(app.lag_samples) < target:
+                await pilot.pause(0.05)
+            lags = list(app.lag_samples)[mark:target]
+            mark = target
+            gc.collect()
+            quarters.append((pct(lags, 50) * 1000, pct(lags, 95) * 1000, pct(lags, 99) * 1000, rss_mib()))
+        stored = sum(len(r.history) for r in app.board.rows.values())
+    print(f"dashboard: {events:,} progress events, {len(QUERIES)} queries, {rate:g} events/s, history {history:,}/query")
+    print(f"  RSS before {rss0:.1f} MiB; stored samples {stored:,}")
+    for i, (p50, p95, p99, rss) in enumerate(quarters, 1):
+        print(f"  quarter {i}: render lag p50 {p50:.1f} ms  p95 {p95:.1f} ms  p99 {p99:.1f} ms  RSS {rss:.1f} MiB")
+    growth = quarters[-1][2] / quarters[0][2] if quarters[0][2] > 0 else float("nan")
+    print(f"  lag growth (p99 last quarter / first quarter): {growth:.2f}x")
+    print(f"  memory growth after the bound (RSS q4 - q2): {quarters[3][3] - quarters[1][3]:+.1f} MiB")
+
+
+def board_memory(events: int, history: int) -> float:
+    """MiB held by a QueryBoard fed ``events`` progress events (tracemalloc)."""
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    board = QueryBoard(QUERIES, history=history)
+    for i in range(events):
+        board.apply(progress(i))
+    gc.collect()
+    size = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+    del board
+    return size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--rate", type=float, default=200.0)
+    ap.add_argument("--history", type=int, default=1_000,
+                    help="per-query bound (small, so the bound is reached within the run)")
+    a = ap.parse_args()
+    asyncio.run(run_app(a.events, a.rate, a.history))
+    bounded = board_memory(a.events, a.history)
+    unbounded = board_memory(a.events, 10**9)
+    print(f"history memory for {a.events:,} events: bounded {bounded:.1f} MiB vs unbounded history "
+          f"{unbounded:.1f} MiB (ratio {bounded / unbounded:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
