@@ -7,7 +7,7 @@
 * silver — typed scheduled and actual departure times (UTC) from ``time_hour``/``minute``/
   ``dep_delay``; drops cancelled flights (no ``dep_time``); stream-static join with the
   airlines dimension.
-* flights_weather — stream-stream join of silver and weather on origin and hour, watermarks
+* enriched — stream-stream join (table ``flights_weather``) of silver and weather on origin and hour, watermarks
   on both sides (see :mod:`sample_pipelines.flights.weather`).
 * gold — per carrier and 1-hour event-time window of scheduled departure: flight count,
   mean and max departure delay (minutes); watermark 1 hour, append mode, so a window is
@@ -137,7 +137,7 @@ def pipeline() -> Pipeline:
                   quarantine_layer().build),
             Layer("weather", "weather", "hourly weather CSV → typed rows", weather, source="csv"),
             Layer("silver", "silver", "departed flights, UTC times, airline names", silver),
-            Layer("flights_weather", "flights_weather",
+            Layer("enriched", "flights_weather",
                   "stream-stream join: flight ⨝ weather at origin in its hour (watermarks both sides)",
                   flights_weather),
             Layer("gold", "gold", "per carrier per 1 h window: flights, mean/max delay", gold),

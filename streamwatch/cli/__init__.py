@@ -10,6 +10,8 @@ from streamwatch import __version__
 from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
+from streamwatch.cli.land_cmd import land
+from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
@@ -46,3 +48,5 @@ main.add_command(doctor)
 main.add_command(log)
 main.add_command(events)
 main.add_command(replay)
+main.add_command(land)
+main.add_command(pipelines)

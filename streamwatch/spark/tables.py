@@ -156,8 +156,10 @@ class Tables:
             df.writeStream.queryName(query_name)
             .outputMode(output_mode)
             .option("checkpointLocation", str(checkpoint.resolve()))
-            .trigger(**trigger_kwargs(trigger))
         )
+        kwargs = trigger_kwargs(trigger)
+        if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
+            writer = writer.trigger(**kwargs)
         if sink == "memory":
             return writer.format("memory").start()
         path = self.path(name)

@@ -66,3 +66,50 @@ def test_gold_progress_reports_the_final_watermark(flights_run):
     gold = runner.queries[-1]
     assert gold.name == "flights_gold"
     assert gold.lastProgress["eventTime"]["watermark"].startswith("2013-01-0")
+
+
+def test_stream_stream_join_equals_batch_join(flights_run, spark):
+    from sample_pipelines.flights.weather import enrich, weather_schema
+
+    runner, ws = flights_run
+    _raw, silver = _batch_silver(spark, ws.landing("flights", "flights"), runner.tables)
+    weather = spark.read.schema(weather_schema()).option("header", "true").csv(str(ws.landing("flights", "weather")))
+    expected = enrich(silver, weather, streaming=False)
+    joined = runner.tables.read("flights_weather")
+    assert joined.count() == expected.count() > 1000
+    assert joined.exceptAll(expected).count() == 0
+    join_query = runner.query("enriched")
+    assert join_query.name == "flights_enriched"
+    assert join_query.lastProgress["stateOperators"][0]["numRowsTotal"] >= 0
+    state = ws.checkpoint("flights", "enriched") / "state" / "0"
+    assert {p.name for p in state.iterdir()} >= {"_metadata", "0"}
+
+
+def test_late_rows_are_dropped_by_the_watermark(spark, tmp_path):
+    """late_ratio holds rows back 4 files (24 h); with one file per micro-batch they reach
+    gold behind its watermark: counted in numRowsDroppedByWatermark and absent from gold."""
+    from dataclasses import replace
+
+    from pyspark.sql import functions as F
+
+    from sample_pipelines.flights.factory import FlightsFactory
+    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.spark.runner import PipelineRunner
+
+    flights = get_pipeline("flights")
+    pipeline = replace(flights, layers=tuple(flights.layer(n) for n in ("bronze", "silver", "gold")))
+    ws = Workspace(tmp_path)
+    FlightsFactory(ws.landing("flights", "flights"), late_ratio=0.05).land(8)
+    runner = PipelineRunner(spark, pipeline, ws, "parquet", {"max_files_per_trigger": 1})
+    runner.run_available_now(timeout_s=300)
+    gold_q = runner.query("gold")
+    dropped = sum(op["numRowsDroppedByWatermark"] for p in gold_q.recentProgress for op in p["stateOperators"])
+    assert dropped > 0
+    _raw, silver = _batch_silver(spark, ws.landing("flights", "flights"), runner.tables)
+    file_start = F.to_timestamp(F.regexp_extract("_source_file", r"flights_(.*)\.csv", 1), "yyyy-MM-dd'T'HH-mm")
+    late = silver.where(F.col("sched_dep_ts") < file_start)
+    assert late.count() > 0
+    on_time = silver.where(F.col("sched_dep_ts") >= file_start)
+    max_event = silver.agg(F.max("sched_dep_ts")).first()[0]
+    closed = gold_aggregate(on_time).where(F.col("window_end") <= F.lit(max_event) - F.expr("INTERVAL 1 HOUR"))
+    assert _rows(runner.tables.read("gold")) == _rows(closed)

@@ -29,6 +29,9 @@ CASES = [
     ("streamwatch", ["pyspark", "textual"]),
     ("streamwatch.spark.tableformat", ["pyspark", "textual"]),
     ("sample_pipelines.flights", ["pyspark", "textual"]),
+    ("sample_pipelines.orders", ["pyspark", "textual"]),
+    ("sample_pipelines.events", ["pyspark", "textual"]),
+    ("streamwatch.pipeline", ["pyspark", "textual"]),
 ]
 
 

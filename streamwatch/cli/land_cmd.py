@@ -1,0 +1,81 @@
+"""``streamwatch land``: land more input files into a pipeline's landing directories."""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+import sys
+from pathlib import Path
+
+import click
+
+EPILOG = """\b
+Examples:
+  streamwatch land flights                       one more file per landing source
+  streamwatch land flights --files 20 --late-ratio 0.05
+  streamwatch land orders --files 5 --bad-ratio 0.1
+  streamwatch land events --workspace /tmp/ws
+"""
+
+
+def _accepts(factory, option: str) -> bool:
+    try:
+        params = pyinspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return option in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _fail(message: str) -> None:
+    click.echo(f"streamwatch land: {message}", err=True)
+    sys.exit(2)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("pipeline_name", metavar="PIPELINE")
+@click.option("--files", "n_files", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Files to land per landing source.")
+@click.option("--bad-ratio", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Fraction of malformed records (they end up in the quarantine table).")
+@click.option("--late-ratio", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Fraction of records landed late and out of order (dropped by the watermark).")
+@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("streamwatch-workspace"), show_default=True,
+              help="Workspace whose landing/<pipeline>/<source>/ folders receive the files.")
+def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: float | None,
+         workspace: Path) -> None:
+    """Land the next FILES input files of PIPELINE into its landing directories.
+
+    Each file is written under a hidden temporary name and then renamed, so a
+    running file source never reads a partial file. Factories resume after the
+    files already landed, so repeated calls continue the data set. Prints the
+    path of every landed file on stdout, a summary on stderr.
+    """
+    from streamwatch.pipeline import Workspace, get_pipeline
+
+    try:
+        pipeline = get_pipeline(pipeline_name)
+    except KeyError as e:
+        _fail(e.args[0])
+        return
+    ws = Workspace(workspace)
+    wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio)) if v is not None}
+    for option in wanted:
+        if not any(_accepts(s.factory, option) for s in pipeline.sources):
+            _fail(f"pipeline {pipeline.name!r} does not support --{option.replace('_', '-')}")
+    total = 0
+    for source in pipeline.sources:
+        kwargs = {k: v for k, v in wanted.items() if _accepts(source.factory, k)}
+        directory = ws.landing(pipeline.name, source.name)
+        try:
+            factory = source.factory(directory, **kwargs)
+            files = factory.land(n_files)
+        except (OSError, ValueError) as e:
+            _fail(f"{pipeline.name}/{source.name}: {e}")
+            return
+        for path in files:
+            click.echo(str(path))
+        total += len(files)
+        note = " (data set exhausted)" if factory.exhausted else ""
+        click.echo(f"{pipeline.name}/{source.name}: landed {len(files)} file(s) in {directory}{note}", err=True)
+    if total == 0:
+        click.echo("nothing landed: every source is exhausted", err=True)
