@@ -14,7 +14,10 @@ async def _wait_for(pilot, predicate, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+            app = pilot.app
+            state = {n: (r.status, r.batch_id) for n, r in app.board.rows.items()}
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; queries {state}; "
+                                 f"notices {[n.message for n in app.notices][-5:]}")
         await pilot.pause(0.2)
 
 
@@ -25,24 +28,42 @@ def test_three_queries_appear_and_advance_then_quit_cleanly(spark, tmp_path):
 
     backend = LiveBackend(
         get_pipeline("flights"), Workspace(tmp_path), trigger="processingTime=1 second",
-        spark=spark, land_every_s=0.5, initial_files=3, max_files=20,
+        spark=spark, land_every_s=0.5, initial_files=3, max_files=10,
     )
     app = StreamwatchApp(backend, checkpoint_refresh_s=0.5)
     names = ["flights_bronze", "flights_silver", "flights_gold"]
 
     async def scenario() -> dict[str, int]:
         async with app.run_test(size=(120, 40)) as pilot:
-            table = app.query_one("#queries")
-            assert [str(k.value) for k in table.rows] == names  # first frame, before Spark
+            table = app.query_one("#query-table")
+            planned = [q.query_name for q in backend.plan.queries]
+            assert [str(k.value) for k in table.rows] == planned  # first frame, before Spark
+            assert set(names) <= set(planned)
             await _wait_for(pilot, lambda: all(app.board.rows[n].batch_id is not None for n in names),
                             180, "a first batch of every query")
             first = {n: app.board.rows[n].batch_id for n in names}
+            await pilot.press("colon", *"land 4", "enter")  # more data now: batch ids must advance
             await _wait_for(pilot, lambda: all(app.board.rows[n].batch_id > first[n] for n in names),
                             180, "batch ids to advance")
             await _wait_for(pilot, lambda: len(app.landed) >= 5, 30, "landed files in the landing panel")
-            await _wait_for(pilot, lambda: app.query_one("#checkpoints").get_cell("flights_bronze", "commits") != "-",
-                            30, "the checkpoint panel to show a commit")
-            assert table.get_cell("flights_bronze", "status") in ("active", "idle")
+            await _wait_for(pilot, lambda: app.heads.get("flights_bronze") is not None
+                            and app.heads["flights_bronze"].commit_batch is not None,
+                            30, "the checkpoint scan to show a commit")
+            assert str(table.get_cell("flights_bronze", "status")) in ("active", "idle")
+            # controls on the real queries: stop, start, land, change trigger, results
+            await pilot.press("x")
+            await _wait_for(pilot, lambda: app.board.rows["flights_bronze"].status == "stopped", 60, "bronze to stop")
+            await pilot.press("s")
+            await _wait_for(pilot, lambda: app.board.rows["flights_bronze"].status in ("active", "idle"), 60,
+                            "bronze to start again")
+            await pilot.press("colon", *"trigger 500ms silver", "enter")
+            await _wait_for(pilot, lambda: backend.triggers["flights_silver"] == "processingTime=500ms"
+                            and str(table.get_cell("flights_silver", "trigger")) == "500ms", 60, "the new trigger")
+            await pilot.press("colon", *"results bronze", "enter")
+            results = app.query_one("#results-table")
+            await _wait_for(pilot, lambda: results.row_count > 0, 60, "bronze rows in the results tab")
+            await pilot.press("3")
+            await _wait_for(pilot, lambda: app.query_one("#cp-batches").row_count > 0, 30, "the batch timeline")
             await pilot.press("q")
             await _wait_for(pilot, lambda: not app.is_running, 60, "the app to exit")
             return first
