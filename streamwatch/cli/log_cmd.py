@@ -19,6 +19,8 @@ Examples:
   streamwatch log --out events.jsonl --duration 120        two minutes, to a file
   streamwatch log --trigger availableNow --out run.jsonl   process what landed, then exit
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
+  streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
+                                                           on a cluster, recorded as S3 segments
   streamwatch replay events.jsonl                          watch it in the dashboard
 \b
 Exit codes:
@@ -34,7 +36,10 @@ Exit codes:
 @click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
               help="Bundled (or plugged-in) pipeline to run.")
 @click.option("--out", default="-", show_default=True,
-              help="JSONL output file, or - for stdout.")
+              help="JSONL output file, - for stdout, or an fsspec URL (s3://bucket/key) written as "
+                   "segment objects KEY.1, KEY.2 …")
+@click.option("--master", default=None, envvar="STREAMWATCH_MASTER", show_envvar=True,
+              help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn, k8s://…")
 @click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
               default=Path("streamwatch-workspace"), show_default=True,
               help="Folder for landing files, tables, checkpoints and logs/spark.log.")
@@ -47,13 +52,16 @@ Exit codes:
 @click.option("--flush-every", type=int, default=1, show_default=True,
               help="Events per write flush (1: each event at once, tail -f works).")
 @click.option("--max-bytes", type=int, default=None, help="Rotate --out at this size (bytes): FILE.1, FILE.2 …")
+@click.option("--segment-seconds", type=float, default=None,
+              help="With a URL --out: store a segment at least every SECONDS while events arrive [default: 5].")
 @click.option("--prometheus", "prometheus_port", type=int, default=None,
               help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
 @click.option("--no-ui", is_flag=True, help="Do not start the Spark UI.")
-def log(pipeline_name: str, out: str, workspace: Path, trigger: str, duration: float | None, land_every: float,
-        max_files: int | None, flush_every: int, max_bytes: int | None, prometheus_port: int | None,
-        no_ui: bool) -> None:
-    """Run PIPELINE's queries headless on a local Spark and write every
+def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigger: str, duration: float | None,
+        land_every: float, max_files: int | None, flush_every: int, max_bytes: int | None,
+        segment_seconds: float | None, prometheus_port: int | None, no_ui: bool) -> None:
+    """Run PIPELINE's queries headless on Spark (local, or the cluster at
+    --master) and write every
     streaming listener event (started, progress, idle, terminated) as
     streamwatch JSONL to --out. Data goes to stdout (or the file), diagnostics
     to stderr, Spark's own logs to WORKSPACE/logs/spark.log. Ctrl-C stops the
@@ -72,7 +80,9 @@ def log(pipeline_name: str, out: str, workspace: Path, trigger: str, duration: f
         sys.exit(EXIT_USAGE)
     for bad, msg in ((land_every <= 0, "--land-every must be > 0"), (flush_every < 1, "--flush-every must be >= 1"),
                      (duration is not None and duration <= 0, "--duration must be > 0"),
-                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1")):
+                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1"),
+                     (segment_seconds is not None and segment_seconds <= 0, "--segment-seconds must be > 0"),
+                     (master is not None and not master.strip(), "--master must not be empty")):
         if bad:
             say(msg)
             sys.exit(EXIT_USAGE)
@@ -84,18 +94,21 @@ def log(pipeline_name: str, out: str, workspace: Path, trigger: str, duration: f
         say(e.args[0])
         sys.exit(EXIT_USAGE)
 
-    sys.exit(_run(pipeline, Workspace(workspace), out, trigger, duration, land_every, max_files,
-                  flush_every, max_bytes, prometheus_port, not no_ui, say))
+    recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
+    sys.exit(_run(pipeline, Workspace(workspace), out, master, trigger, duration, land_every, max_files,
+                  recording, prometheus_port, not no_ui, say))
 
 
-def _run(pipeline, ws, out, trigger, duration, land_every, max_files, flush_every, max_bytes,
+def _run(pipeline, ws, out, master, trigger, duration, land_every, max_files, recording,
          prometheus_port, ui, say) -> int:
-    from streamwatch.spark.session import SessionConfig, create_session
+    from streamwatch.spark.session import SessionConfig, create_session, default_master
     from streamwatch.spark.tableformat import TableFormatError, decide_table_format
 
-    say(f"starting Spark (logs: {ws.root / 'logs' / 'spark.log'})")
+    master = (master or default_master()).strip()
+    say(f"starting Spark on {master} (logs: {ws.root / 'logs' / 'spark.log'})")
     try:
-        spark, info = create_session(SessionConfig(workspace=ws.root, ui=ui, table_format=decide_table_format()))
+        spark, info = create_session(SessionConfig(workspace=ws.root, master=master, ui=ui,
+                                                   table_format=decide_table_format()))
     except KeyboardInterrupt:
         say("interrupted while Spark was starting")
         return EXIT_OK
@@ -107,26 +120,26 @@ def _run(pipeline, ws, out, trigger, duration, land_every, max_files, flush_ever
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, flush_every,
-                       max_bytes, prometheus_port, ui, stop, say)
+        return _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, recording,
+                       prometheus_port, ui, stop, say)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, flush_every, max_bytes,
+def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, recording,
             prometheus_port, ui, stop: threading.Event, say) -> int:
-    from streamwatch.events.jsonl import JsonlRecorder
+    from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryStarted, QueryTerminated
     from streamwatch.model.runtime import RuntimeNotice, SessionInfo
     from streamwatch.spark.live import LiveBackend
     from streamwatch.spark.record import session_header
 
     try:
-        recorder = JsonlRecorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
-                                 flush_every=flush_every, max_bytes=max_bytes)
+        recorder = open_recorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
+                                 **recording)
     except OSError as e:
-        say(f"cannot write {out}: {e.strerror or e}")
+        say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
         spark.stop()
         return EXIT_OUTPUT
     runs: dict[str, bool] = {}  # run id → terminated
@@ -157,12 +170,15 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
         elif isinstance(obj, RuntimeNotice):
             say(obj.message)
         elif isinstance(obj, SessionInfo):
-            say(f"Spark {obj.spark_version} on {obj.master}; tables: {obj.table_format}; UI: {obj.ui_url or 'off'}")
+            pass  # the backend's view of our session; ours (with the executor count) is said below
 
     def all_done() -> bool:
         with lock:
             return bool(runs) and all(runs.values())
 
+    executors = "" if info.is_local else f" ({info.executors} executor{'s' if info.executors != 1 else ''})"
+    say(f"Spark {info.spark_version} on {info.master}{executors}; tables: {info.table_format}; "
+        f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
                           land_every_s=land_every, max_files=max_files, ui=ui)
     code = EXIT_OK
@@ -195,7 +211,7 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
                                          sink_errors=s.sink_errors))
             recorder.close()
         except OSError as e:
-            say(f"cannot write {out}: {e.strerror or e}")
+            say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
             code = EXIT_OUTPUT
         if metrics is not None:
             metrics.close()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
 import click
 
 EPILOG = """\b
@@ -13,19 +11,27 @@ Examples:
   streamwatch replay events.jsonl --speed 0       jump to the end at once
   streamwatch replay events.jsonl --follow        watch a job that `streamwatch.record`s
   streamwatch replay /tmp/spark-events/eventlog_v2_local-1795212358589 --speed 10
+  streamwatch replay --follow s3://bucket/job/events.jsonl
+                                                  watch a job elsewhere (segments .1, .2 …)
+  streamwatch replay s3://bucket/spark-events/app-20260101120000-0001
 """
 
 
 @click.command("replay", epilog=EPILOG)
-@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("source")
 @click.option("--speed", type=float, default=1.0, show_default=True,
               help="Replay speed factor (2 = twice as fast; 0 = as fast as possible).")
 @click.option("--follow", is_flag=True,
-              help="Keep reading SOURCE as another process writes it (like tail -F).")
-def replay(source: Path, speed: float, follow: bool) -> None:
+              help="Keep reading SOURCE as another process writes it (like tail -F); on an "
+                   "object store, new segment objects are picked up as they appear.")
+@click.option("--poll", type=click.FloatRange(min=0.05), default=None,
+              help="With --follow: seconds between looks for new data [default: 0.2 local, 1 on a URL].")
+def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
     """Open the dashboard on SOURCE: a streamwatch recording (JSONL, written by
     `streamwatch log` or `streamwatch.record`) or a Spark event log (plain,
-    .gz, .zstd, .lz4 or a rolling eventlog_v2_* folder). No Spark is started.
+    .gz, .zstd, .lz4 or a rolling eventlog_v2_* folder). SOURCE may be a local
+    path or an fsspec URL (s3://bucket/key with s3fs installed). No Spark is
+    started.
     Pauses longer than 5 s in the recording are shortened. Press q to quit.
     """
     from streamwatch.events.reader import EventSourceError
@@ -36,7 +42,7 @@ def replay(source: Path, speed: float, follow: bool) -> None:
     try:
         from streamwatch.tui.replay import ReplayBackend
 
-        backend = ReplayBackend(source, speed=speed, follow=follow)
+        backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
     except EventSourceError as e:
         click.echo(f"streamwatch replay: {e}", err=True)
         sys.exit(1)

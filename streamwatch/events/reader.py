@@ -111,7 +111,9 @@ def read_recording(path: str | Path, report: ReadReport | None = None, *, follow
         for raw in tail_lines(path, stop or threading.Event(), poll_s, lambda: rotated_segments(path)):
             yield from _decoded(raw, report, path.name)
         return
+    segments_read = 0
     for seg in rotated_segments(path):
+        segments_read += 1
         try:
             with open(seg, "rb") as fh:
                 yield from _lines(fh, report, seg.name)
@@ -121,6 +123,8 @@ def read_recording(path: str | Path, report: ReadReport | None = None, *, follow
         try:
             fh = open(path, "rb")
         except FileNotFoundError:
+            if segments_read:  # segments copied from an object store: no active file
+                return
             raise EventSourceError(f"{path}: no such file") from None
         with fh:
             yield from _lines(fh, report, path.name)
@@ -156,6 +160,10 @@ def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
                     stop.wait(poll_s)
                     continue
                 buf = b""
+                if segments and _unseen_segment(segments(), seen, os.fstat(fh.fileno()).st_ino):
+                    fh.close()  # rotated between our listing and the open: read that segment first
+                    fh = None
+                    continue
             chunk = fh.read(1 << 16)
             if chunk:
                 buf += chunk
@@ -183,17 +191,38 @@ def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
             fh.close()
 
 
+def _unseen_segment(segs: list[Path], seen: set[int], active: int) -> bool:
+    for seg in segs:
+        try:
+            ino = os.stat(seg).st_ino
+        except FileNotFoundError:
+            continue
+        if ino not in seen and ino != active:
+            return True
+    return False
+
+
 def read_events(path: str | Path, report: ReadReport | None = None, *, follow: bool = False,
-                stop: threading.Event | None = None, poll_s: float = 0.2) -> Iterator[Any]:
+                stop: threading.Event | None = None, poll_s: float | None = None) -> Iterator[Any]:
     """Model objects from a recording or a Spark event log (see :func:`detect_format`).
 
     Event logs yield ``Event``s and ``UnsupportedEvent``s; recordings also ``ListenerStats``.
-    ``follow`` is supported for recordings and plain (uncompressed) event-log files. Raises
-    :class:`EventSourceError` for an unreadable or unrecognised ``path``."""
-    path = Path(path)
+    ``follow`` is supported for recordings and plain (uncompressed) event-log files. ``path``
+    may be an fsspec URL (``s3://…``): recordings stored as segment objects are read (and
+    followed) by :mod:`streamwatch.events.remote`. ``poll_s``: seconds between looks for new
+    data when following (default 0.2 s locally, 1 s on an object store). Raises :class:`EventSourceError` for an
+    unreadable or unrecognised ``path``."""
+    from streamwatch.events.segments import is_url, local_path
+
     report = report if report is not None else ReadReport()
-    if follow and not path.exists():
-        return read_recording(path, report, follow=True, stop=stop, poll_s=poll_s)
+    if is_url(path):
+        from streamwatch.events.remote import read_remote_events
+
+        return read_remote_events(str(path), report, follow=follow, stop=stop, poll_s=poll_s)
+    path = local_path(path)
+    poll_s = 0.2 if poll_s is None else poll_s
+    if not path.exists() and (follow or rotated_segments(path)):
+        return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
     fmt = detect_format(path)
     if fmt == "recording":
         return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)

@@ -8,8 +8,10 @@ from typing import Literal
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """The SparkSession the pipelines run in: Spark version, master, Spark UI URL (None when
-    the UI is off), the table format chosen (``delta``/``parquet``) and why."""
+    """The SparkSession the pipelines run in: Spark version, master URL (``local[*]``,
+    ``spark://host:7077`` …), Spark UI URL (None when the UI is off), the table format chosen
+    (``delta``/``parquet``) and why, Spark's log file, and ``executors``: executors registered
+    when the session was described, the driver not counted (0 in local mode; None unknown)."""
 
     spark_version: str
     master: str
@@ -17,6 +19,12 @@ class SessionInfo:
     table_format: Literal["delta", "parquet"]
     table_format_reason: str
     log_file: str | None = None
+    executors: int | None = None
+
+    @property
+    def is_local(self) -> bool:
+        """True when the master runs everything in this process (``local``/``local[…]``)."""
+        return self.master == "local" or self.master.startswith("local[")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ as JSONL (the production use: two lines in the user's own job).
 
     import streamwatch
     rec = streamwatch.record(spark, "/var/log/myjob/events.jsonl")
+    # or, when the job runs elsewhere: streamwatch.record(spark, "s3://bucket/myjob/events.jsonl")
     ...                       # start queries as usual; every listener event is recorded
     rec.stop()                # or let the process exit: the recorder flushes at exit too
 
@@ -22,6 +23,7 @@ from pyspark.sql import SparkSession
 
 from streamwatch.events.bus import EventBus
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
+from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.events.redact import redact_conf
 from streamwatch.model.events import ListenerStats, QueryStarted, QueryTerminated
 from streamwatch.spark.listener import PublishingListener
@@ -44,7 +46,7 @@ class Recording:
     closes the file; it is idempotent and also runs at interpreter exit. Usable as a context
     manager. Extra ``sinks`` (callables taking a model object) receive every event too."""
 
-    def __init__(self, spark: SparkSession, recorder: JsonlRecorder, capacity: int = 10_000,
+    def __init__(self, spark: SparkSession, recorder: JsonlRecorder | SegmentRecorder, capacity: int = 10_000,
                  sinks: tuple[Callable[[Any], None], ...] = ()) -> None:
         self.spark = spark
         self.recorder = recorder
@@ -119,15 +121,24 @@ class Recording:
 
 def record(spark: SparkSession, path: str | Path | None, *, flush_every: int = 1, max_bytes: int | None = None,
            keep: int | None = None, capacity: int = 10_000, app: Mapping[str, Any] | None = None,
-           sinks: tuple[Callable[[Any], None], ...] = ()) -> Recording:
+           sinks: tuple[Callable[[Any], None], ...] = (), segment_seconds: float | None = None,
+           storage_options: Mapping[str, Any] | None = None) -> Recording:
     """Record every ``StreamingQueryListener`` event of ``spark`` to ``path`` (JSONL; ``"-"``
     or None: stdout) until the returned :class:`Recording` is stopped.
 
-    ``flush_every``: events per flush (1: each event is on disk at once, ``tail -f`` works);
-    ``max_bytes``: rotate at this size (bytes) into ``path.1``, ``path.2``…; ``keep``: rotated
-    segments kept (None: all); ``capacity``: events queued before the oldest is dropped
-    (counted). Raises ``OSError`` when ``path`` cannot be opened, ``ValueError`` for bad
-    settings."""
-    recorder = JsonlRecorder(path, header=session_header(spark, app), flush_every=flush_every,
-                             max_bytes=max_bytes, keep=keep)
+    ``path`` is a local file (appended to) or an fsspec URL such as
+    ``s3://bucket/job/events.jsonl`` (needs ``s3fs``; credentials as boto3 finds them, or
+    ``storage_options``): object stores cannot append, so the recording is written as
+    segment objects ``events.jsonl.1``, ``.2`` … — one every ``segment_seconds`` (default 5 s)
+    while events arrive, or at ``max_bytes`` (default 8 MB) — which
+    ``streamwatch replay --follow URL`` picks up as they appear.
+
+    ``flush_every``: events per flush of a local file (1: each event is on disk at once,
+    ``tail -f`` works); ``max_bytes``: rotate a local file at this size (bytes) into
+    ``path.1``, ``path.2``…; ``keep``: rotated segments kept (None: all); ``capacity``: events
+    queued before the oldest is dropped (counted). Raises ``OSError`` when ``path`` cannot be
+    opened (a missing bucket, too), ``ValueError`` for bad settings."""
+    recorder = open_recorder(path, header=session_header(spark, app), flush_every=flush_every,
+                             max_bytes=max_bytes, keep=keep, segment_seconds=segment_seconds,
+                             storage_options=storage_options)
     return Recording(spark, recorder, capacity=capacity, sinks=sinks)

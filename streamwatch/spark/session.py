@@ -1,4 +1,9 @@
-"""SparkSession factory: local master, Spark UI on, JVM output kept out of the terminal.
+"""SparkSession factory: local or cluster master, Spark UI on, JVM output kept out of the
+terminal.
+
+The master is ``local[*]`` unless ``--master URL`` or the ``STREAMWATCH_MASTER`` setting says
+otherwise (``spark://host:7077`` for a standalone cluster, ``yarn``, ``k8s://…``); on a cluster
+the session waits briefly for the first executor so the dashboard can show how many there are.
 
 The JVM that pyspark launches inherits the terminal's stdout/stderr, so Spark's log lines
 would be drawn over the dashboard. :func:`create_session` launches the gateway itself with
@@ -7,7 +12,9 @@ both streams sent to ``<workspace>/logs/spark.log`` (``quiet=True``).
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -19,21 +26,39 @@ from streamwatch.model.runtime import SessionInfo
 from streamwatch.spark.tableformat import TableFormatDecision, decide_table_format
 
 
+MASTER_ENV = "STREAMWATCH_MASTER"
+DEFAULT_MASTER = "local[*]"
+
+
+def default_master() -> str:
+    """The master URL to use when none is given: ``$STREAMWATCH_MASTER`` or ``local[*]``."""
+    return os.environ.get(MASTER_ENV, "").strip() or DEFAULT_MASTER
+
+
+def is_local_master(master: str) -> bool:
+    """True for ``local``, ``local[N]``, ``local[*]`` and ``local[N,F]``: the driver runs the
+    tasks itself (``local-cluster[…]`` starts executor processes, so it is not)."""
+    return master == "local" or master.startswith("local[")
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     """How to build the session. ``workspace`` holds ``logs/spark.log`` and the warehouse;
     ``shuffle_partitions`` defaults to 4 (the machine has few cores; Spark's 200 would make
     every stateful micro-batch slow); ``ui`` turns the Spark UI on (port 4040 or the next
-    free one); ``conf`` adds or overrides Spark settings."""
+    free one); ``conf`` adds or overrides Spark settings. ``master`` is Spark's master URL
+    (default: :func:`default_master`); ``executor_wait_s`` is how long (s) to wait for the
+    first executor of a cluster master before describing the session (0: do not wait)."""
 
     workspace: Path
-    master: str = "local[*]"
+    master: str = field(default_factory=default_master)
     app_name: str = "streamwatch"
     ui: bool = True
     quiet: bool = True
     shuffle_partitions: int = 4
     table_format: TableFormatDecision | None = None
     conf: Mapping[str, str] = field(default_factory=dict)
+    executor_wait_s: float = 30.0
 
 
 def _spark_conf(cfg: SessionConfig, decision: TableFormatDecision) -> SparkConf:
@@ -80,12 +105,38 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
             SparkContext(conf=conf)
     spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    master = spark.sparkContext.master
+    if not is_local_master(master) and cfg.executor_wait_s > 0:
+        wait_for_executors(spark, 1, cfg.executor_wait_s)
     info = SessionInfo(
         spark_version=spark.version,
-        master=spark.sparkContext.master,
+        master=master,
         ui_url=spark.sparkContext.uiWebUrl,
         table_format=decision.format,
         table_format_reason=decision.reason,
         log_file=str(log_file),
+        executors=executor_count(spark),
     )
     return spark, info
+
+
+def executor_count(spark: SparkSession) -> int | None:
+    """Executors registered with the driver right now, the driver itself not counted (so 0 in
+    local mode, where the driver runs the tasks); mirrors the Spark UI's Executors tab.
+    None when the session is stopped."""
+    try:
+        sc = spark.sparkContext
+        return max(0, len(sc._jsc.sc().statusTracker().getExecutorInfos()) - 1)  # noqa: SLF001
+    except Exception:  # noqa: BLE001 - a stopped context
+        return None
+
+
+def wait_for_executors(spark: SparkSession, n: int = 1, timeout_s: float = 30.0) -> int:
+    """Wait up to ``timeout_s`` seconds until at least ``n`` executors are registered; returns
+    how many there are (possibly fewer: a busy cluster may grant them later). Never raises."""
+    deadline = time.monotonic() + timeout_s
+    count = executor_count(spark) or 0
+    while count < n and time.monotonic() < deadline:
+        time.sleep(0.2)
+        count = executor_count(spark) or 0
+    return count

@@ -8,18 +8,20 @@ objects with their original spacing divided by ``speed`` (0: as fast as possible
 
 from __future__ import annotations
 
+import posixpath
 import threading
 from pathlib import Path
 from typing import Callable
 
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events
+from streamwatch.events.segments import is_url, local_path
 from streamwatch.model.events import Event, QueryProgress, QueryStarted
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
 
 MAX_GAP_S = 5.0  # a longer pause in the recording is replayed as this many seconds (before speed)
 
 
-def _query_names(path: Path) -> list[str]:
+def _query_names(path: str | Path) -> list[str]:
     names: list[str] = []
     for obj in read_events(path, ReadReport()):
         if isinstance(obj, (QueryStarted, QueryProgress)):
@@ -35,17 +37,32 @@ class ReplayBackend:
     ``speed``: replay speed factor (2 = twice as fast as recorded; 0 = no waiting); gaps longer
     than 5 s are shortened to 5 s. ``follow``: after the end, keep reading what is appended
     (``tail -F``) until ``stop()``. Raises :class:`EventSourceError` from the constructor when
-    ``path`` is unreadable or unrecognised (unless ``follow`` and it does not exist yet)."""
+    ``path`` is unreadable or unrecognised (unless ``follow`` and it does not exist yet).
 
-    def __init__(self, path: str | Path, speed: float = 1.0, follow: bool = False) -> None:
+    ``path`` may be an fsspec URL (``s3://bucket/job/events.jsonl``): a recording written as
+    segment objects is read in segment order and, with ``follow``, new segments are picked up
+    every ``poll_s`` seconds (default 1 s on a URL, 0.2 s for a local file)."""
+
+    def __init__(self, path: str | Path, speed: float = 1.0, follow: bool = False,
+                 poll_s: float | None = None) -> None:
         if speed < 0:
             raise ValueError("speed must be >= 0")
-        self.path = Path(path)
+        self.path: str | Path = str(path) if is_url(path) else local_path(path)
         self.speed = speed
         self.follow = follow
-        names = _query_names(self.path) if self.path.exists() or not follow else []
+        self.poll_s = poll_s
+        if is_url(self.path):
+            try:
+                names = _query_names(self.path)
+            except EventSourceError:
+                if not follow:
+                    raise
+                names = []  # nothing written yet: follow it anyway
+        else:
+            names = _query_names(self.path) if self.path.exists() or not follow else []  # type: ignore[union-attr]
+        name = posixpath.basename(str(self.path).rstrip("/"))
         self.plan = RunPlan(
-            pipeline=f"replay {self.path.name}",
+            pipeline=f"replay {name}",
             description=("following " if follow else "replaying ") + str(self.path),
             queries=tuple(QueryPlan(query_name=n, layer="", checkpoint="", table="") for n in names),
             landing=(),
@@ -66,7 +83,7 @@ class ReplayBackend:
         emit(RuntimeNotice("info", f"{self.plan.description} at {self.speed:g}×" if self.speed else self.plan.description))
         last_ms: int | None = None
         try:
-            for obj in read_events(self.path, self.report, follow=self.follow, stop=self._stop):
+            for obj in read_events(self.path, self.report, follow=self.follow, stop=self._stop, poll_s=self.poll_s):
                 if self._stop.is_set():
                     return
                 if isinstance(obj, Event) and self.speed > 0 and obj.timestamp_ms is not None:

@@ -27,6 +27,8 @@ CASES = [
     ("streamwatch.events.eventlog", ["pyspark", "textual"]),
     ("streamwatch.events.reader", ["pyspark", "textual"]),
     ("streamwatch.events.summary", ["pyspark", "textual"]),
+    ("streamwatch.events.segments", ["pyspark", "textual"]),
+    ("streamwatch.events.remote", ["pyspark", "textual"]),
     ("streamwatch.tui.replay", ["pyspark"]),
     ("streamwatch.cli.log_cmd", ["pyspark", "textual"]),
     ("streamwatch.metrics", ["pyspark", "textual"]),
