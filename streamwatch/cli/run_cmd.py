@@ -21,12 +21,14 @@ import click
 @click.option("--max-files", type=int, default=None,
               help="Stop landing after this many files (default: the whole data set).")
 @click.option("--no-ui", is_flag=True, help="Do not start the Spark UI.")
+@click.option("--master", default=None, envvar="STREAMWATCH_MASTER", show_envvar=True,
+              help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn, k8s://…")
 @click.option("--history", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Progress updates kept per query for the detail charts.")
 def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
-        max_files: int | None, no_ui: bool, history: int) -> None:
+        max_files: int | None, no_ui: bool, master: str | None, history: int) -> None:
     """Open the dashboard and run PIPELINE's bronze → silver → gold queries
-    in-process on a local Spark, landing real data as it goes.
+    in-process on Spark (local[*] unless --master), landing real data as it goes.
 
     Spark's own logs go to WORKSPACE/logs/spark.log; the Spark UI link is
     shown at the top. Tables are Delta when Delta Lake's jars can be loaded,
@@ -43,6 +45,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
       streamwatch run
       streamwatch run --trigger processingTime=5s --land-every 0.5 --max-files 200
       streamwatch run --workspace /tmp/ws --no-ui --history 50000
+      streamwatch run --master spark://127.0.0.1:7077
     """
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.tables import trigger_kwargs
@@ -56,13 +59,16 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
     if land_every <= 0:
         click.echo("streamwatch run: --land-every must be > 0", err=True)
         sys.exit(2)
+    if master is not None and not master.strip():
+        click.echo("streamwatch run: --master must not be empty", err=True)
+        sys.exit(2)
 
     from streamwatch.spark.live import LiveBackend
     from streamwatch.tui.app import StreamwatchApp
 
     backend = LiveBackend(
         pipeline, Workspace(workspace), trigger=trigger, land_every_s=land_every,
-        max_files=max_files, ui=not no_ui,
+        max_files=max_files, ui=not no_ui, master=master.strip() if master else None,
     )
     app = StreamwatchApp(backend, history=history)
     try:

@@ -39,6 +39,7 @@ class LiveBackend:
         max_files: int | None = None,
         options: dict[str, Any] | None = None,
         ui: bool = True,
+        master: str | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.workspace = workspace
@@ -52,6 +53,7 @@ class LiveBackend:
         self._max_files = max_files
         self._options = options
         self._ui = ui
+        self._master = master  # Spark master URL; None: STREAMWATCH_MASTER or local[*]
         self.bus = EventBus()
         self.runner: PipelineRunner | None = None
         self.feeders: list[Feeder] = []
@@ -73,7 +75,7 @@ class LiveBackend:
         self.bus.add_sink(emit)
         emit(RuntimeNotice("info", "starting Spark…"))
         if self._spark is None:
-            from streamwatch.spark.session import SessionConfig, create_session
+            from streamwatch.spark.session import SessionConfig, create_session, default_master
             from streamwatch.spark.tableformat import TableFormatDecision, decide_table_format
 
             decision = (
@@ -82,9 +84,12 @@ class LiveBackend:
                 else decide_table_format()
             )
             self._spark, info = create_session(
-                SessionConfig(workspace=self.workspace.root, ui=self._ui, table_format=decision)
+                SessionConfig(workspace=self.workspace.root, master=self._master or default_master(), ui=self._ui,
+                              table_format=decision)
             )
         else:
+            from streamwatch.spark.session import executor_count
+
             fmt = self._table_format or "parquet"
             info = SessionInfo(
                 spark_version=self._spark.version,
@@ -92,6 +97,7 @@ class LiveBackend:
                 ui_url=self._spark.sparkContext.uiWebUrl,
                 table_format=fmt,  # type: ignore[arg-type]
                 table_format_reason="session supplied by the caller",
+                executors=executor_count(self._spark),
             )
         emit(info)
         with self._lock:
