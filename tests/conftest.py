@@ -3,8 +3,10 @@ shared corpus folder, and a read-only guard for checkpoint trees."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -44,39 +46,87 @@ def corpus() -> Path:
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    """Path → sha256 (or 'dir'/'link') of everything under ``root``; used to prove that a
-    reader changed nothing."""
+    """Path → what is there, for everything under ``root`` (symlinks not followed): the sha256
+    and permission bits of a regular file, ``dir``/``link:<target>``/``fifo``/``socket``/
+    ``device`` otherwise. Used to prove that a reader created, modified or deleted nothing;
+    never opens anything but regular files (a FIFO would block)."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
+        for name in (*dirnames, *filenames):
+            p = os.path.join(dirpath, name)
             rel = os.path.relpath(p, root)
-            if os.path.islink(p):
-                out[rel] = "link:" + os.readlink(p)
-                continue
             try:
-                with open(p, "rb") as fh:
-                    out[rel] = hashlib.sha256(fh.read()).hexdigest()
+                st = os.lstat(p)
             except OSError as e:
-                out[rel] = f"unreadable:{e.errno}"
+                out[rel] = f"gone:{e.errno}"
+                continue
+            mode = st.st_mode
+            if stat.S_ISLNK(mode):
+                out[rel] = "link:" + os.readlink(p)
+            elif stat.S_ISDIR(mode):
+                out[rel] = f"dir:{stat.S_IMODE(mode):o}"
+            elif stat.S_ISFIFO(mode):
+                out[rel] = "fifo"
+            elif stat.S_ISSOCK(mode):
+                out[rel] = "socket"
+            elif not stat.S_ISREG(mode):
+                out[rel] = "device"
+            else:
+                try:
+                    with open(p, "rb") as fh:
+                        out[rel] = f"{stat.S_IMODE(mode):o}:" + hashlib.file_digest(fh, "sha256").hexdigest()
+                except OSError as e:
+                    out[rel] = f"unreadable:{e.errno}"
     return out
+
+
+def _diff(before: dict[str, str], after: dict[str, str]) -> str:
+    created = sorted(set(after) - set(before))
+    deleted = sorted(set(before) - set(after))
+    modified = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    parts = [f"{what}: {', '.join(names[:5])}{' …' if len(names) > 5 else ''}"
+             for what, names in (("created", created), ("deleted", deleted), ("modified", modified)) if names]
+    return "; ".join(parts)
+
+
+class ReadOnlyGuard:
+    """The read-only proof for checkpoints (and sink folders): ``guard(root)`` records a
+    :func:`tree_digest` of ``root`` and returns it; at teardown every recorded tree must be
+    byte-identical. ``with guard.around(root):`` checks one tree at the end of the block
+    (used per hypothesis example); ``guard.digest(root)`` is :func:`tree_digest`."""
+
+    digest = staticmethod(tree_digest)
+
+    def __init__(self) -> None:
+        self.roots: list[tuple[Path, dict[str, str]]] = []
+
+    def __call__(self, root):
+        root = Path(root)
+        assert root.exists(), f"{root} does not exist: nothing to guard"
+        self.roots.append((root, tree_digest(root)))
+        return root
+
+    @contextlib.contextmanager
+    def around(self, root):
+        before = tree_digest(Path(root))
+        yield Path(root)
+        after = tree_digest(Path(root))
+        assert after == before, f"{root} was modified: {_diff(before, after)}"
+
+    def verify(self) -> None:
+        for root, before in self.roots:
+            after = tree_digest(root)
+            assert after == before, f"{root} was modified: {_diff(before, after)}"
 
 
 @pytest.fixture
 def unchanged():
-    """Call with a folder; asserts at teardown that nothing under it was created, modified or
-    deleted."""
-    roots: list[tuple[Path, dict[str, str]]] = []
-
-    def guard(root: Path) -> Path:
-        roots.append((root, tree_digest(root)))
-        return root
-
+    """THE read-only proof: call it with a checkpoint (or sink) folder before reading it; the
+    test fails at teardown if anything under it was created, modified or deleted. Every test
+    that opens a checkpoint through the inspector or the dashboard uses it."""
+    guard = ReadOnlyGuard()
     yield guard
-    for root, before in roots:
-        assert tree_digest(root) == before, f"{root} was modified"
+    guard.verify()
 
 
 @pytest.fixture(scope="session")

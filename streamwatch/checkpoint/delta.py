@@ -21,10 +21,12 @@ _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?(?:\.[0-9a-f-]+)?
 
 
 def _int(v) -> int | None:
+    """``int(v)`` when it is a Java long, else None."""
     try:
-        return int(v)
-    except (TypeError, ValueError):
+        n = int(v)
+    except (TypeError, ValueError, OverflowError):
         return None
+    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
@@ -49,7 +51,8 @@ def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
         elif "commitInfo" in action and isinstance(action["commitInfo"], dict):
             ci = action["commitInfo"]
             op, ts = ci.get("operation"), _int(ci.get("timestamp"))
-            params = ci.get("operationParameters") or {}
+            params = ci.get("operationParameters")
+            params = params if isinstance(params, dict) else {}
             qid, epoch = params.get("queryId"), _int(params.get("epochId"))
     return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts)
 

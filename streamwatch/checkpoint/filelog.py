@@ -21,6 +21,8 @@ from streamwatch.model.findings import Finding
 
 _BATCH = re.compile(r"^(\d+)(\.compact)?$")
 DEFAULT_COMPACT_INTERVAL = 10  # spark.sql.streaming.{fileSource,fileSink}.log.compactInterval
+#: Largest compaction interval :func:`detect_interval` derives from a single ``.compact`` id.
+MAX_DETECTED_INTERVAL = 100_000
 #: A ``.compact`` file this large is rewritten in full at every compaction (bytes).
 COMPACT_GROWTH_BYTES = 10 * 1024 * 1024
 
@@ -32,7 +34,7 @@ def classify(items: list[Item]) -> tuple[dict[int, tuple[str, int, bool]], list[
     strays: list[Item] = []
     for it in items:
         m = _BATCH.match(it.name)
-        if m and not it.is_dir:
+        if m and not it.is_dir and int(m.group(1)) < (1 << 63):  # a batch id is a Java long
             b = int(m.group(1))
             compact = bool(m.group(2))
             if b not in batches or compact:
@@ -57,7 +59,7 @@ def detect_interval(compact_ids: list[int], latest: int | None) -> int | None:
         return compact_ids[-1] - compact_ids[-2]
     c = compact_ids[0]
     after = (latest - c) if latest is not None else 0
-    fits = [d for d in range(1, c + 2) if (c + 1) % d == 0 and d > after]
+    fits = [d for d in range(1, min(c + 2, MAX_DETECTED_INTERVAL + 1)) if (c + 1) % d == 0 and d > after]
     if not fits:
         return None
     return DEFAULT_COMPACT_INTERVAL if DEFAULT_COMPACT_INTERVAL in fits else fits[0]
@@ -136,7 +138,7 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
             findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: a line is not JSON (truncated?)", path))
             rows = [r for r in (_try(ln) for ln in body.split(b"\n") if ln.strip()) if r is not None]
         fast = _entries(rows, kind, b)
-        if fast is not None and all(type(e[1]) is int for e in fast[:1]):
+        if fast is not None and all(type(e[0]) is str and type(e[1]) is int and type(e[-1]) is int for e in fast):
             parsed_entries.extend(fast)
             count = len(parsed_entries)
             continue
@@ -181,21 +183,29 @@ def _try(line: bytes):
         return None
 
 
+def _long(v) -> int:
+    """``int(v)`` within a Java long's range (ValueError beyond it, as Spark's JSON reader)."""
+    n = int(v)
+    if not -(1 << 63) <= n < (1 << 63):
+        raise ValueError(f"{v!r} is not a long")
+    return n
+
+
 def _entry(r, kind: str, batch_id: int):
     if not isinstance(r, dict):
         return None
     try:
         if kind == "source":
-            return FileEntry(r["path"], int(r["timestamp"]), int(r["batchId"]))
+            return FileEntry(r["path"], _long(r["timestamp"]), _long(r["batchId"]))
         return SinkFileEntry(
             r["path"],
-            int(r.get("size", 0)),
+            _long(r.get("size", 0)),
             bool(r.get("isDir", False)),
-            int(r.get("modificationTime", 0)),
-            int(r.get("blockReplication", 0)),
-            int(r.get("blockSize", 0)),
+            _long(r.get("modificationTime", 0)),
+            _long(r.get("blockReplication", 0)),
+            _long(r.get("blockSize", 0)),
             str(r.get("action", "add")),
             batch_id,
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 
 
@@ -58,6 +59,26 @@ class Storage:
     def kind(self, path: str) -> str | None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def note_problem(self, path: str, reason: str) -> None:
+        """Remember that ``path`` could not be listed or looked at (``reason``: one line)."""
+        self.__dict__.setdefault("problems", []).append((path, reason))
+
+    def take_problems(self) -> list[tuple[str, str]]:
+        """(path, reason) of everything noted since the last call; the reader turns them
+        into ``unreadable-file`` findings."""
+        return self.__dict__.pop("problems", [])
+
+
+def _is_ancestor_link(entry: os.DirEntry, folder: str) -> bool:
+    """Whether ``entry`` is a symlink to ``folder`` itself or to a folder containing it (a loop
+    a recursive walk would follow for ever)."""
+    target = os.path.realpath(entry.path)
+    here = os.path.realpath(folder)
+    try:
+        return os.path.commonpath([target, here]) == target
+    except ValueError:
+        return False
+
 
 class LocalStorage(Storage):
     """The local filesystem through ``os.scandir`` / ``os.open`` (read-only flags)."""
@@ -66,29 +87,56 @@ class LocalStorage(Storage):
         return os.path.join(*parts)
 
     def list(self, path: str) -> list[Item] | None:
+        """Entries of ``path`` (None when it is missing or not a folder). Entries that cannot
+        be looked at (a symlink loop, permission denied) and symlinks back to an enclosing
+        folder are left out and noted (:meth:`take_problems`); entries that vanish while
+        listing, and dangling links, are left out silently."""
         try:
             with os.scandir(path) as it:
                 out = []
                 for e in it:
                     try:
                         is_dir = e.is_dir()
+                        if is_dir and e.is_symlink() and _is_ancestor_link(e, path):
+                            self.note_problem(e.path, "symlink loop (links to a folder that contains it)")
+                            continue
                         size = 0 if is_dir else e.stat().st_size
-                    except OSError:  # renamed/removed while listing, or a dangling link
+                    except FileNotFoundError:  # renamed/removed while listing, or a dangling link
+                        continue
+                    except OSError as err:
+                        self.note_problem(e.path, _reason(err))
                         continue
                     out.append(Item(e.name, is_dir, size))
                 return out
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as err:
+            self.note_problem(path, _reason(err))
+            return None
 
     def names(self, path: str) -> list[str] | None:
+        """Entry names of ``path``; None when it is missing, not a folder or cannot be listed
+        (noted, see :meth:`list`)."""
         try:
             return os.listdir(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as err:
+            self.note_problem(path, _reason(err))
+            return None
 
     def read(self, path: str) -> bytes:
-        fd = os.open(path, os.O_RDONLY)
+        """The file's bytes. Opens without blocking (``O_NONBLOCK``) and refuses anything but a
+        regular file — reading a FIFO would wait forever for a writer — with an OSError
+        (``EISDIR`` for a folder, ``EINVAL`` otherwise)."""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
         try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                if stat.S_ISDIR(mode):
+                    raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path)
+                what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+                raise OSError(errno.EINVAL, f"not a regular file ({what})", path)
             chunks = []
             while True:
                 b = os.read(fd, 1 << 20)
@@ -110,8 +158,6 @@ class LocalStorage(Storage):
             if e.errno == errno.EACCES:
                 raise StorageError(f"{path}: permission denied") from None
             raise StorageError(f"{path}: {e.strerror}") from None
-        import stat
-
         return "dir" if stat.S_ISDIR(st.st_mode) else "file"
 
 
@@ -165,6 +211,14 @@ class FsspecStorage(Storage):
         except PermissionError:
             raise StorageError(f"{path}: permission denied") from None
         return "dir" if info.get("type") == "directory" else "file"
+
+
+def _reason(err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return "symlink loop"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return err.strerror or str(err)
 
 
 def _accepts_refresh(fs) -> bool:

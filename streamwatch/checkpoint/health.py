@@ -48,6 +48,15 @@ def _ranges(ids: list[int]) -> str:
     return shown + (f" (+{len(out) - 5} more ranges)" if len(out) > 5 else "")
 
 
+def _gaps(ids: list[int]) -> str:
+    """The ids missing between the first and last of sorted ``ids``, as :func:`_ranges` writes
+    them (empty when none). O(len(ids)), whatever the ids' spread."""
+    spans = [(a + 1, b - 1) for a, b in zip(ids, ids[1:]) if b - a > 1]
+    out = [f"{a}" if a == b else f"{a}–{b}" for a, b in spans]
+    shown = ", ".join(out[:5])
+    return shown + (f" (+{len(out) - 5} more ranges)" if len(out) > 5 else "")
+
+
 def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Finding]:
     """Offsets vs commits (mirrors the checks in ``MicroBatchExecution.populateStartOffsets``
     and SPARK-38033)."""
@@ -59,7 +68,7 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
     if offs:
         latest = offs[-1]
         present = set(offs)
-        missing = [b for b in range(offs[0], latest) if b not in present]
+        missing = _gaps(sorted(present))
         if latest > 0 and (latest - 1) not in present:
             out.append(
                 Finding(
@@ -71,16 +80,16 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
                 )
             )
         if missing:
-            out.append(Finding("warning", "offsets-gap", f"offsets log has gaps: batches {_ranges(missing)} missing", offsets_dir))
+            out.append(Finding("warning", "offsets-gap", f"offsets log has gaps: batches {missing} missing", offsets_dir))
     if commits:
         present_offs = set(offs)
         orphan = [b for b in commits if b not in present_offs and (not offs or b > offs[0])]
         if orphan:
             out.append(Finding("error", "commit-without-offsets", f"commits without offsets: batches {_ranges(orphan)}", commits_dir))
         pc = set(commits)
-        gaps = [b for b in range(commits[0], commits[-1]) if b not in pc]
+        gaps = _gaps(sorted(pc))
         if gaps:
-            out.append(Finding("warning", "commits-gap", f"commit log has gaps: batches {_ranges(gaps)} missing", commits_dir))
+            out.append(Finding("warning", "commits-gap", f"commit log has gaps: batches {gaps} missing", commits_dir))
     if offs:
         latest, done = offs[-1], (commits[-1] if commits else None)
         if done is None:

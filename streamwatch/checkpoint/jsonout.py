@@ -25,10 +25,14 @@ def redact(conf: dict[str, str]) -> dict[str, str]:
 
 
 def iso(ms: int | None) -> str | None:
-    """Epoch ms → ``2024-01-02T03:04:05.678Z`` (None stays None)."""
+    """Epoch ms → ``2024-01-02T03:04:05.678Z`` (None stays None, and so does a value outside
+    the years 1–9999, e.g. a corrupted watermark)."""
     if ms is None:
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def _offset(sid: str, p: SourceOffset | None, raw: str | None) -> dict[str, Any]:

@@ -9,15 +9,19 @@ long in Spark 2.1's long format), ``KafkaSourceOffset`` (``{"topic":{"partition"
 
 from __future__ import annotations
 
+import re
+
 import orjson
 
 from streamwatch.model.checkpoint import SourceOffset
+
+_LONG = re.compile(r"-?[0-9]+")
 
 
 def parse_source_offset(text: str) -> SourceOffset:
     """Classify one offset text (never raises; unknown shapes are ``kind="raw"``)."""
     t = text.strip()
-    if t.lstrip("-").isdigit():
+    if _LONG.fullmatch(t) and -(1 << 63) <= int(t) < (1 << 63):  # LongOffset: a Java long
         return SourceOffset("number", t, {"value": int(t)})
     try:
         obj = orjson.loads(t)
@@ -34,7 +38,7 @@ def parse_source_offset(text: str) -> SourceOffset:
     if obj and all(isinstance(v, dict) and set(v) <= {"value", "runTimeMs"} and v for v in obj.values()):
         return SourceOffset("rate", t, obj)
     if obj and all(
-        isinstance(v, dict) and all(isinstance(k, str) and k.lstrip("-").isdigit() and isinstance(o, int) for k, o in v.items())
+        isinstance(v, dict) and all(isinstance(k, str) and _LONG.fullmatch(k) and isinstance(o, int) for k, o in v.items())
         for v in obj.values()
     ):
         return SourceOffset("kafka", t, obj)

@@ -36,7 +36,7 @@ def _batch_names(storage: Storage, folder: str, what: str, findings: list[Findin
         return []
     ids = []
     for n in names:
-        if n.isdigit():
+        if n.isdecimal() and int(n) < (1 << 63):  # Spark: a batch file's name parses as a long
             ids.append(int(n))
         elif n.startswith(".") and n.endswith(".crc"):
             continue
@@ -83,6 +83,18 @@ def _discover_sink(storage: Storage, root: str) -> str | None:
     return None
 
 
+def _problem_findings(problems: list[tuple[str, str]], findings: list[Finding]) -> list[Finding]:
+    """``unreadable-file`` findings for entries the storage could not list or look at
+    (symlink loops, permission denied), unless a finding already names the path."""
+    named = {f.path for f in findings}
+    out = []
+    for path, reason in problems:
+        if path not in named:
+            named.add(path)
+            out.append(Finding("error", "unreadable-file", f"{posixpath.basename(path.rstrip('/')) or path}: {reason}", path))
+    return out
+
+
 def _provider_hint(entries: tuple[OffsetLogEntry, ...]) -> str | None:
     if not entries:
         return None
@@ -106,7 +118,8 @@ def _check_root(storage: Storage, root: str) -> list[str]:
     except OSError as e:
         raise CheckpointError(f"{root}: cannot list ({e.strerror or e})") from None
     if names is None:
-        raise CheckpointError(f"{root}: no such file or directory")
+        problems = [reason for p, reason in storage.take_problems() if p == root]
+        raise CheckpointError(f"{root}: {problems[0]}" if problems else f"{root}: no such file or directory")
     if not ({"metadata", "offsets", "commits"} & set(names)):
         raise CheckpointError(f"{root}: not a checkpoint (no metadata file, no offsets/ or commits/ folder)")
     if not ({"offsets", "commits"} & set(names)):
@@ -184,8 +197,8 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
 
     sources: list[SourceLog] = []
     sources_dir = storage.join(root, "sources")
-    for it in sorted(storage.list(sources_dir) or [], key=lambda i: (not i.name.isdigit(), i.name.zfill(9))):
-        if not it.is_dir or not it.name.isdigit():
+    for it in sorted(storage.list(sources_dir) or [], key=lambda i: (not i.name.isdecimal(), i.name.zfill(9))):
+        if not it.is_dir or not it.name.isdecimal():
             findings.append(Finding("warning", "stray-file", f"unexpected {it.name!r} in sources/", storage.join(sources_dir, it.name)))
             continue
         log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, index=int(it.name))
@@ -211,7 +224,15 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         if sink_root is not None:
             sink_path = sink_root if "://" not in raw else raw.split("://", 1)[0] + "://" + sink_root
     if sink_root is not None:
-        if sink_storage.kind(sink_root) != "dir":
+        try:
+            sink_kind = sink_storage.kind(sink_root)
+        except StorageError as e:
+            sink_kind = None
+            sink_path = sink_path or sink_root
+            findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
+            sink_root = None
+    if sink_root is not None:
+        if sink_kind != "dir":
             findings.append(Finding("error", "sink-unreadable", f"sink folder {sink_path} is missing or not a folder", sink_path))
         else:
             log, fs = read_file_log(sink_storage, sink_storage.join(sink_root, "_spark_metadata"), "sink", entries=full)
@@ -241,6 +262,7 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
     findings += health.watermark_findings(cp)
     findings += health.state_findings(cp)
     findings += health.sink_source_findings(cp)
+    findings += _problem_findings([*storage.take_problems(), *(sink_storage.take_problems() if sink_storage is not storage else [])], findings)
     from dataclasses import replace
 
     return replace(cp, findings=tuple(findings))

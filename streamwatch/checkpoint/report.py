@@ -18,15 +18,21 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _t(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return _fmt(ms, "%Y-%m-%d %H:%M:%S UTC")
 
 
 def _short(ms: int | None) -> str:
+    return _fmt(ms, "%Y-%m-%d %H:%M:%S")
+
+
+def _fmt(ms: int | None, pattern: str) -> str:
+    """Epoch ms as UTC text; ``-`` for None, the raw number when outside the years 1–9999."""
     if ms is None:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime(pattern)
+    except (OverflowError, ValueError, OSError):
+        return f"{ms} ms (out of range)"
 
 
 def _n(v) -> str:

@@ -90,7 +90,7 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
     out: dict = {}
     v2_dir = storage.join(meta_dir, "v2")
     v2_items = storage.list(v2_dir) or []
-    v2_ids = sorted(int(i.name) for i in v2_items if i.name.isdigit() and not i.is_dir)
+    v2_ids = sorted(int(i.name) for i in v2_items if i.name.isdecimal() and not i.is_dir)
     candidates = []
     if v2_ids:
         candidates.append(storage.join(v2_dir, str(v2_ids[-1])))
@@ -111,11 +111,15 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
-            findings.append(Finding("error", "unparsable-file", "operator metadata is not JSON (truncated?)", path))
+            obj = None
+        if not isinstance(obj, dict):
+            findings.append(Finding("error", "unparsable-file", "operator metadata is not a JSON object (truncated?)", path))
             continue
-        info = obj.get("operatorInfo") or {}
+        info = obj.get("operatorInfo")
+        info = info if isinstance(info, dict) else {}
         stores = []
-        for s in obj.get("stateStoreInfo") or []:
+        store_infos = obj.get("stateStoreInfo")
+        for s in store_infos if isinstance(store_infos, list) else []:
             if isinstance(s, dict):
                 stores.append(
                     StateStoreInfo(
@@ -133,8 +137,12 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
                 p = orjson.loads(props)
             except orjson.JSONDecodeError:
                 p = {}
+            p = p if isinstance(p, dict) else {}
             time_mode, output_mode = p.get("timeMode"), p.get("outputMode")
-            for v in p.get("stateVariables") or []:
+            svars = p.get("stateVariables")
+            for v in svars if isinstance(svars, list) else []:
+                if not isinstance(v, dict):
+                    continue
                 variables.append(StateVariable(str(v.get("stateName")), str(v.get("stateVariableType")), bool(v.get("ttlEnabled"))))
         out = dict(
             name=info.get("operatorName"),
@@ -157,9 +165,9 @@ def read_state(storage: Storage, root: str, provider_hint: str | None = None) ->
         return (), []
     findings: list[Finding] = []
     ops: list[StateOperator] = []
-    for it in sorted(items, key=lambda i: (not i.name.isdigit(), int(i.name) if i.name.isdigit() else 0, i.name)):
+    for it in sorted(items, key=lambda i: (not i.name.isdecimal(), int(i.name) if i.name.isdecimal() else 0, i.name)):
         path = storage.join(state_dir, it.name)
-        if not it.is_dir or not it.name.isdigit():
+        if not it.is_dir or not it.name.isdecimal():
             if not it.name.startswith("."):
                 findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in state/", path))
             continue
@@ -184,7 +192,7 @@ def _read_operator(storage: Storage, op_folder: str, op_id: int, provider_hint: 
         if it.name == "_metadata" and it.is_dir:
             total += _walk_bytes(storage, sub)[1]
             continue
-        if not it.is_dir or not it.name.isdigit():
+        if not it.is_dir or not it.name.isdecimal():
             if not it.name.startswith("."):
                 findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in a state operator folder", sub))
             continue

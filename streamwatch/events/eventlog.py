@@ -70,7 +70,10 @@ def _loads(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)  # Jackson may write NaN/Infinity tokens
+        try:
+            return json.loads(raw)  # Jackson may write NaN/Infinity tokens
+        except (RecursionError, UnicodeDecodeError) as e:  # deeper than orjson's limit / not UTF-8
+            raise ValueError(f"not JSON ({type(e).__name__})") from None
 
 
 def parse_line(raw: bytes, line_no: int = 0) -> Any:
@@ -96,6 +99,8 @@ def parse_line(raw: bytes, line_no: int = 0) -> Any:
         return event_from_json(kind, body)
     except KeyError as e:
         raise ValueError(f"{short} without {e}") from None
+    except (TypeError, AttributeError, OverflowError) as e:  # a field of the wrong JSON type
+        raise ValueError(f"{short} with a malformed field ({e})") from None
 
 
 class _AppFacts:
@@ -109,8 +114,13 @@ class _AppFacts:
 
     def see(self, raw: bytes) -> None:
         try:
-            d = _loads(raw)
-        except ValueError:
+            self._see(raw)
+        except (ValueError, TypeError, AttributeError, OverflowError):  # a malformed application event
+            return
+
+    def _see(self, raw: bytes) -> None:
+        d = _loads(raw)
+        if not isinstance(d, dict):
             return
         ev = d.get("Event")
         if ev == "SparkListenerLogStart":
@@ -134,7 +144,7 @@ def _lines_of(files: list[Path], report: ReadReport) -> Iterator[tuple[str, int,
                     for raw in fh:
                         n += 1
                         yield f.name, n, raw
-                except (EOFError, OSError, ValueError) as e:  # truncated compressed stream
+                except Exception as e:  # noqa: BLE001 - truncated/corrupt stream: EOFError, zlib.error, LZ4BlockError, ZstdError…
                     if not str(e).startswith("I/O operation on closed file"):
                         report.problem(f"{f.name}: stopped at a truncated or corrupt block ({e})")
         except UnsupportedCodec as e:

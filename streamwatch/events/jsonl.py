@@ -215,17 +215,19 @@ def decode(line: bytes | str) -> Any:
     if not isinstance(v, int) or v > SCHEMA_VERSION:
         raise ValueError(f"unsupported recording schema version {v!r} (this streamwatch reads ≤ {SCHEMA_VERSION})")
     kind = d["kind"]
-    if kind == "header":
-        return RecordingHeader.from_line(d)
     ev = d.get("event") or {}
-    if kind == "unsupported":
-        return UnsupportedEvent(str(ev.get("eventClass", "")), str(ev.get("reason", "")), int(ev.get("line") or 0))
-    if kind not in EVENT_KINDS:
-        return None
     try:
+        if kind == "header":
+            return RecordingHeader.from_line(d)
+        if kind == "unsupported":
+            return UnsupportedEvent(str(ev.get("eventClass", "")), str(ev.get("reason", "")), int(ev.get("line") or 0))
+        if not isinstance(kind, str) or kind not in EVENT_KINDS:
+            return None
         return event_from_json(kind, ev)
-    except (KeyError, TypeError) as e:
+    except KeyError as e:
         raise ValueError(f"malformed {kind} event: missing {e}") from None
+    except (TypeError, AttributeError, OverflowError) as e:  # a field of the wrong JSON type
+        raise ValueError(f"malformed {kind} event: {e}") from None
 
 
 __all__ = ["SCHEMA_VERSION", "JsonlRecorder", "ListenerStats", "RecordingHeader", "decode", "encode",

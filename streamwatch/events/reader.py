@@ -8,10 +8,13 @@ recording or from a Spark event log (:mod:`streamwatch.events.eventlog`) alike.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
+
+import orjson
 
 from streamwatch.events.jsonl import RecordingHeader, decode, rotated_segments
 
@@ -39,11 +42,17 @@ class ReadReport:
             self.problems.append(text)
 
 
+#: Lines :func:`detect_format` looks at for one it recognises.
+DETECT_LINES = 50
+
+
 def detect_format(path: Path) -> str:
     """``"recording"`` or ``"eventlog"`` for ``path``. A directory is an event log (a rolling
     ``eventlog_v2_*`` folder); a compressed file (``.gz``/``.zstd``/``.zst``/``.lz4``/
-    ``.snappy``/``.lzf``) is an event log; otherwise the first non-empty line decides (``Event``
-    key: Spark's ``JsonProtocol``; ``kind``: a recording). Raises :class:`EventSourceError`."""
+    ``.snappy``/``.lzf``) is an event log; otherwise the first recognisable line among the first
+    :data:`DETECT_LINES` decides (``Event`` key: Spark's ``JsonProtocol``; ``kind``: a
+    recording), so a corrupt first line does not hide the rest. Raises
+    :class:`EventSourceError` (also for a FIFO or device, which are never opened blocking)."""
     if not path.exists():
         raise EventSourceError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -53,16 +62,30 @@ def detect_format(path: Path) -> str:
     if codec_for(path) is not None:
         return "eventlog"
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block open() for ever
+            raise EventSourceError(f"{path}: not a regular file")
+        first = None
         with open(path, "rb") as fh:
-            for raw in fh:
+            for n, raw in enumerate(fh):  # the first recognisable line decides; garbage is skipped
                 line = raw.strip()
                 if not line:
                     continue
-                if line.startswith(b'{"Event"') or b'"Event":' in line[:200]:
+                if n >= DETECT_LINES:
+                    break
+                first = line if first is None else first
+                try:
+                    d = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(d, dict) and "Event" in d:
                     return "eventlog"
-                if b'"kind"' in line:
+                if isinstance(d, dict) and "kind" in d:
                     return "recording"
-                break
+        if first is not None:  # nothing parses (e.g. one line, still being written): guess
+            if first.startswith(b'{"Event"') or b'"Event":' in first[:200]:
+                return "eventlog"
+            if b'"kind"' in first:
+                return "recording"
     except OSError as e:
         raise EventSourceError(f"{path}: {e.strerror or e}") from None
     if path.stat().st_size == 0:
@@ -221,7 +244,7 @@ def read_events(path: str | Path, report: ReadReport | None = None, *, follow: b
         return read_remote_events(str(path), report, follow=follow, stop=stop, poll_s=poll_s)
     path = local_path(path)
     poll_s = 0.2 if poll_s is None else poll_s
-    if not path.exists() and (follow or rotated_segments(path)):
+    if rotated_segments(path) or (not path.exists() and follow):  # rotated: a recording
         return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
     fmt = detect_format(path)
     if fmt == "recording":
