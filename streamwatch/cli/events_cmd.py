@@ -24,13 +24,13 @@ def _when(ms: int | None) -> str:
 
 
 @click.command("events", epilog=EPILOG)
-@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("source")
 @click.option("--json", "as_json", is_flag=True, help="Write streamwatch JSONL (schema v1) instead of the summary.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --json: write to FILE instead of stdout.")
-def events(source: Path, as_json: bool, out: Path | None) -> None:
+def events(source: str, as_json: bool, out: Path | None) -> None:
     """Read SOURCE — a Spark event log (file or eventlog_v2_* folder) or a
-    streamwatch recording — and print a per-query summary (queries, runs,
+    streamwatch recording, a local path or an fsspec URL (s3://…) — and print a per-query summary (queries, runs,
     batches, input rows, time span), or with --json convert it to streamwatch
     JSONL: one header line (app, redacted Spark conf), then one line per
     listener event. Spark 2.0.x streaming events are reported as unsupported.
@@ -72,7 +72,7 @@ def events(source: Path, as_json: bool, out: Path | None) -> None:
     h = report.header
     if h is not None and h.app:
         facts = " · ".join(f"{k} {v}" for k, v in h.app.items() if v)
-        click.echo(f"{source.name}: {facts}")
+        click.echo(f"{source.rstrip('/').rsplit('/', 1)[-1]}: {facts}")
     rows = [("query", "id", "runs", "batches", "input rows", "first event (UTC)", "span s", "failures")]
     for q in summary.queries.values():
         span = q.span_s

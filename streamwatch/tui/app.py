@@ -309,7 +309,8 @@ class StreamwatchApp(ControlsMixin, App[None]):
         if info is None:
             return pause + "Spark: starting…"
         ui = info.ui_url or "off"
-        return (f"{pause}Spark {info.spark_version} on {info.master} · UI {ui} · tables: {info.table_format} "
+        executors = "" if info.executors is None else f" ({info.executors} executor{'s' * (info.executors != 1)})"
+        return (f"{pause}Spark {info.spark_version} on {info.master}{executors} · UI {ui} · tables: {info.table_format} "
                 f"({info.table_format_reason})")
 
     def _set_status(self, text: str, level: str = "info") -> None:

@@ -325,3 +325,18 @@ def test_quit_stops_the_backend(make_app):
     run(app, scenario)
     assert app.backend.stopped == 1
     assert app.return_code == 0
+
+
+def test_header_shows_cluster_master_and_executor_count(make_app):
+    from streamwatch.model.runtime import SessionInfo
+
+    app = make_app()
+
+    async def scenario(pilot):
+        assert "local[2] ·" in app._session_text()  # no executor count known: none shown
+        app.emit(SessionInfo("4.2.0", "spark://127.0.0.1:7077", "http://127.0.0.1:4040", "parquet",
+                             "recorded run", executors=2))
+        await wait_for(pilot, lambda: "executors" in app._session_text(), "the new session info", 10)
+        assert "spark://127.0.0.1:7077 (2 executors) · UI http://127.0.0.1:4040" in app._session_text()
+
+    run(app, scenario)

@@ -137,3 +137,16 @@ def test_follow_waits_for_a_recording_that_does_not_exist_yet(s3):
         rec.write(_progress(41))
     t.join(15)
     assert seen == [41]
+
+
+def test_events_cli_summarises_a_recording_in_a_bucket(s3):
+    from streamwatch.cli import main
+
+    url = "s3://events/cli/events.jsonl"
+    with open_recorder(url) as rec:
+        for i in range(4):
+            rec.write(_progress(i))
+    result = CliRunner().invoke(main, ["events", url])
+    assert result.exit_code == 0, result.output
+    row = next(line.split() for line in result.output.splitlines() if line.startswith(_progress(0).name))
+    assert row[3] == "4", result.output  # query, id, runs, batches …
