@@ -94,6 +94,13 @@ def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigg
         say(e.args[0])
         sys.exit(EXIT_USAGE)
 
+    if out not in ("-", "") and "://" not in out:  # fail before the ~10 s Spark start-up
+        try:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            open(out, "ab").close()
+        except OSError as e:
+            say(f"cannot write {out}: {e.strerror or e}")
+            sys.exit(EXIT_OUTPUT)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
     sys.exit(_run(pipeline, Workspace(workspace), out, master, trigger, duration, land_every, max_files,
                   recording, prometheus_port, not no_ui, say))
@@ -145,7 +152,22 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
     runs: dict[str, bool] = {}  # run id → terminated
     failed: list[str] = []
     lock = threading.Lock()
-    sinks = [recorder.write]
+    lost = {"events": 0, "error": None}
+
+    def record(obj: object) -> None:
+        """The recorder as a sink: a write failure (disk full, file too large) is said once
+        on stderr and counted; the queries keep running."""
+        if lost["error"] is not None:
+            lost["events"] += 1
+            return
+        try:
+            recorder.write(obj)
+        except OSError as e:
+            lost["error"] = e.strerror or str(e)
+            lost["events"] += 1
+            say(f"cannot write {out}: {lost['error']} — recording stopped, the queries keep running")
+
+    sinks = [record]
     metrics = None
     if prometheus_port is not None:
         try:
@@ -207,12 +229,17 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
         backend.stop()
         s = backend.bus.stats()
         try:
-            recorder.write(ListenerStats(published=s.published, delivered=s.delivered, dropped=s.dropped,
-                                         sink_errors=s.sink_errors))
+            if lost["error"] is None:
+                recorder.write(ListenerStats(published=s.published, delivered=s.delivered, dropped=s.dropped,
+                                             sink_errors=s.sink_errors))
             recorder.close()
         except OSError as e:
-            say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
-            code = EXIT_OUTPUT
+            if lost["error"] is None:
+                say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
+            lost["error"] = lost["error"] or e.strerror or str(e)
+        if lost["error"] is not None:
+            say(f"{lost['events']} events not recorded ({out}: {lost['error']})")
+            code = EXIT_OUTPUT if code == EXIT_OK else code
         if metrics is not None:
             metrics.close()
         try:
