@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench doctor clean smoke
+.PHONY: run test bench doctor clean smoke reliability soak
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ bench: $(STAMP)
 ## smoke: drive `make run` in tmux as a person would (scripts/tui-smoke)
 smoke: $(STAMP)
 	scripts/tui-smoke
+
+## reliability: >= 10,000 fuzz cases, faulty disks, exactly-once -> bench/RELIABILITY.md
+reliability: $(STAMP)
+	$(BIN)/python bench/reliability_report.py
+
+## soak: 30 min headless recording + replay --follow (SOAK_MINUTES=N to shorten); not in CI
+soak: $(STAMP)
+	scripts/soak
 
 doctor: $(STAMP)
 	$(BIN)/streamwatch doctor

@@ -105,8 +105,8 @@ def test_check_exit_codes(tmp_path, unchanged, batches, commits, code):
     assert result.exit_code == code == {0: ExitCode.OK, 1: ExitCode.WARNINGS, 3: ExitCode.ERRORS}[code]
 
 
-def test_json_redacts_secrets_and_is_stable(tmp_path):
-    cp = _cp(tmp_path / "cp", 2, 2)
+def test_json_redacts_secrets_and_is_stable(tmp_path, unchanged):
+    cp = unchanged(_cp(tmp_path / "cp", 2, 2))
     out = CliRunner().invoke(main, ["inspect", str(cp), "--json"]).output
     doc = json.loads(out)
     assert "hunter2" not in out and doc["conf"]["fs.s3a.secret.key"] == "*********"
@@ -117,7 +117,7 @@ def test_json_redacts_secrets_and_is_stable(tmp_path):
 
 
 @pytest.mark.parametrize("case", ["missing", "file", "not-a-checkpoint", "symlink-loop", "garbage-inside", "empty-inside"])
-def test_bad_input_is_one_line_or_a_finding(tmp_path, case):
+def test_bad_input_is_one_line_or_a_finding(tmp_path, case, unchanged):
     p = tmp_path / "x"
     if case == "file":
         p.write_bytes(os.urandom(100))
@@ -129,6 +129,7 @@ def test_bad_input_is_one_line_or_a_finding(tmp_path, case):
     elif case in ("garbage-inside", "empty-inside"):
         _cp(p, 3, 3)
         (p / "offsets" / "1").write_bytes(os.urandom(200) if case == "garbage-inside" else b"")
+        unchanged(p)
     result = CliRunner().invoke(main, ["inspect", str(p), "--check"])
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -141,8 +142,8 @@ def test_bad_input_is_one_line_or_a_finding(tmp_path, case):
         assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
 
 
-def test_unknown_batch_and_conflicting_options(tmp_path):
-    cp = _cp(tmp_path / "cp", 2, 2)
+def test_unknown_batch_and_conflicting_options(tmp_path, unchanged):
+    cp = unchanged(_cp(tmp_path / "cp", 2, 2))
     r = CliRunner().invoke(main, ["inspect", str(cp), "--batch", "9"])
     assert r.exit_code == 2 and "batch 9 is not in this checkpoint" in r.stderr
     r = CliRunner().invoke(main, ["inspect", str(cp), "--batch", "1", "--batches"])

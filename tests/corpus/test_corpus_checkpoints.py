@@ -19,6 +19,12 @@ from streamwatch.cli import main
 pytestmark = pytest.mark.corpus
 
 
+@pytest.fixture(autouse=True)
+def _corpus_read_only(corpus, unchanged):
+    """Every test here reads ../shared/corpus: prove it is byte-identical afterwards."""
+    unchanged(corpus / "spark")
+
+
 def _checkpoints(corpus):
     spark = corpus / "spark"
     return sorted(p.parent for p in spark.rglob("metadata") if p.is_file() and "state" not in p.parts)

@@ -215,7 +215,7 @@ def test_results_tab_shows_rows_and_read_errors(make_app):
     run(app, scenario)
 
 
-def test_landing_journey_follows_the_source_log(make_app, tmp_path):
+def test_landing_journey_follows_the_source_log(make_app, tmp_path, unchanged):
     """A file read by batch 0 of bronze and committed shows 'committed'; the others stay
     in the backlog."""
     app = make_app(checkpoint_refresh_s=0)
@@ -232,6 +232,7 @@ def test_landing_journey_follows_the_source_log(make_app, tmp_path):
         'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
     (cp / "sources" / "0" / "1").write_text(
         'v1\n{"path":"file://%s/flights-00001.csv","timestamp":1767261602000,"batchId":1,"action":"add"}\n' % landing)
+    unchanged(cp)
 
     async def scenario(pilot):
         app.scan_checkpoints()

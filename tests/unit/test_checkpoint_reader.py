@@ -68,31 +68,31 @@ def test_healthy_stateless_checkpoint(tmp_path, unchanged):
     assert cp.offsets[-1].parsed[0].log_offset == 2
 
 
-def test_in_flight_batch(tmp_path):
-    cp = read_checkpoint(write_cp(tmp_path / "cp", 4, commits=3))
+def test_in_flight_batch(tmp_path, unchanged):
+    cp = read_checkpoint(unchanged(write_cp(tmp_path / "cp", 4, commits=3)))
     f = codes(cp)["in-flight-batch"]
     assert f.severity == "warning" and "batch 3" in f.message and f.path.endswith("offsets/3")
     assert cp.in_flight_batch_id == 3
 
 
-def test_commits_more_than_one_behind(tmp_path):
-    cp = read_checkpoint(write_cp(tmp_path / "cp", 5, commits=2))
+def test_commits_more_than_one_behind(tmp_path, unchanged):
+    cp = read_checkpoint(unchanged(write_cp(tmp_path / "cp", 5, commits=2)))
     assert codes(cp)["commits-behind"].severity == "error"
 
 
-def test_commit_without_offsets_and_gaps(tmp_path):
+def test_commit_without_offsets_and_gaps(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 3)
     (root / "commits" / "5").write_text('v1\n{"nextBatchWatermarkMs":0}')
-    c = codes(read_checkpoint(root))
+    c = codes(read_checkpoint(unchanged(root)))
     assert c["commit-without-offsets"].severity == "error"
     assert "3–4" in c["commits-gap"].message
 
 
-def test_unknown_log_version_and_truncated_file(tmp_path):
+def test_unknown_log_version_and_truncated_file(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 3)
     (root / "offsets" / "2").write_text('v9\n{"batchWatermarkMs":0}\n1')
     (root / "commits" / "1").write_text('v1\n{"nextBatchWatermark')
-    cp = read_checkpoint(root)
+    cp = read_checkpoint(unchanged(root))
     c = codes(cp)
     assert c["unknown-log-version"].severity == "error" and "v9" in c["unknown-log-version"].message
     assert c["unparsable-file"].path.endswith("commits/1")
@@ -100,35 +100,35 @@ def test_unknown_log_version_and_truncated_file(tmp_path):
     assert [e.batch_id for e in cp.offsets] == [0, 1]
 
 
-def test_empty_and_binary_files_are_findings(tmp_path):
+def test_empty_and_binary_files_are_findings(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 3)
     (root / "offsets" / "1").write_bytes(b"")
     (root / "offsets" / "2").write_bytes(os.urandom(64) + b"\x00")
-    c = codes(read_checkpoint(root))
+    c = codes(read_checkpoint(unchanged(root)))
     assert c["empty-file"].path.endswith("offsets/1")
     assert c["unparsable-file"].path.endswith("offsets/2")
 
 
-def test_conf_drift(tmp_path):
+def test_conf_drift(tmp_path, unchanged):
     conf = lambda b: {**CONF, "spark.sql.shuffle.partitions": "2" if b < 2 else "8"}  # noqa: E731
-    f = codes(read_checkpoint(write_cp(tmp_path / "cp", 4, conf=conf)))["conf-drift"]
+    f = codes(read_checkpoint(unchanged(write_cp(tmp_path / "cp", 4, conf=conf))))["conf-drift"]
     assert f.severity == "error" and "from 2 to 8" in f.message and "batch 1 and 2" in f.message
 
 
-def test_watermark_stalled(tmp_path):
-    stalled = read_checkpoint(write_cp(tmp_path / "a", 10, wm=lambda b: min(b, 3) * 1000))
+def test_watermark_stalled(tmp_path, unchanged):
+    stalled = read_checkpoint(unchanged(write_cp(tmp_path / "a", 10, wm=lambda b: min(b, 3) * 1000)))
     assert codes(stalled)["watermark-stalled"].severity == "warning"
-    moving = read_checkpoint(write_cp(tmp_path / "b", 10, wm=lambda b: b * 1000))
+    moving = read_checkpoint(unchanged(write_cp(tmp_path / "b", 10, wm=lambda b: b * 1000)))
     assert "watermark-stalled" not in codes(moving)
-    none = read_checkpoint(write_cp(tmp_path / "c", 10, wm=lambda b: 0))
+    none = read_checkpoint(unchanged(write_cp(tmp_path / "c", 10, wm=lambda b: 0)))
     assert "watermark-stalled" not in codes(none)
 
 
-def test_state_versions_missing_and_orphans(tmp_path):
+def test_state_versions_missing_and_orphans(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 3)  # committed batch 2 → needs state version 3
     write_state(root, 0, 3, lambda p: range(1, 4) if p != 1 else range(1, 3))
     write_state(root, 1, 2, lambda p: range(1, 8))
-    cp = read_checkpoint(root)
+    cp = read_checkpoint(unchanged(root))
     missing = [f for f in cp.findings if f.code == "state-version-missing"]
     assert len(missing) == 1 and "partition 1" in missing[0].message and "version 3" in missing[0].message
     orphan = codes(cp)["state-orphan-versions"]
@@ -140,7 +140,7 @@ def test_state_versions_missing_and_orphans(tmp_path):
     assert [r.state_version for r in rows] == [True, True, False]
 
 
-def test_rocksdb_layout_with_join_stores(tmp_path):
+def test_rocksdb_layout_with_join_stores(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 2)
     base = root / "state" / "0" / "0"
     for store in ("left-keyToNumValues", "right-keyToNumValues"):
@@ -150,20 +150,20 @@ def test_rocksdb_layout_with_join_stores(tmp_path):
         (base / store / "1.changelog").write_bytes(b"c")
     (root / "state" / "0" / "_stateSchema" / "default").mkdir(parents=True)
     (root / "state" / "0" / "_stateSchema" / "default" / "0_abc").write_bytes(b"{}")
-    (op,) = read_checkpoint(root).state
+    (op,) = read_checkpoint(unchanged(root)).state
     assert op.provider == "rocksdb"
     assert op.store_names == ("left-keyToNumValues", "right-keyToNumValues")
     assert all(p.versions == (1, 2) and p.snapshot_versions == (2,) and p.bytes == 106 for p in op.partitions)
     assert op.schema_files == ("_stateSchema/default/0_abc",)
 
 
-def test_stray_and_temporary_files(tmp_path):
+def test_stray_and_temporary_files(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 2)
     (root / "notes.txt").write_text("hi")
     (root / "offsets" / ".2.7d5c1d52-tmp.tmp").write_text("v1")
     (root / "offsets" / ".0.crc").write_bytes(b"crc")
     (root / "commits" / "backup").write_text("x")
-    found = [(f.code, Path(f.path).name) for f in read_checkpoint(root).findings]
+    found = [(f.code, Path(f.path).name) for f in read_checkpoint(unchanged(root)).findings]
     assert ("stray-file", "notes.txt") in found and ("stray-file", "backup") in found
     assert ("temporary-file", ".2.7d5c1d52-tmp.tmp") in found
     assert not any(name == ".0.crc" for _, name in found)
@@ -185,28 +185,29 @@ def test_source_log_compaction_and_timeline(tmp_path, unchanged):
     assert summary.sources[0].entry_count == 50 and summary.sources[0].entries == () and not summary.complete
 
 
-def test_compaction_growth(tmp_path, monkeypatch):
+def test_compaction_growth(tmp_path, monkeypatch, unchanged):
     root = write_cp(tmp_path / "cp", 20)
     write_source_log(root, 20)
     monkeypatch.setattr(filelog, "COMPACT_GROWTH_BYTES", 100)
-    f = codes(read_checkpoint(root))["compaction-growth"]
+    f = codes(read_checkpoint(unchanged(root)))["compaction-growth"]
     assert f.path.endswith("19.compact") and "every 10 batches" in f.message
 
 
-def test_file_sink_discovered_in_a_workspace_layout(tmp_path):
+def test_file_sink_discovered_in_a_workspace_layout(tmp_path, unchanged):
     root = write_cp(tmp_path / "ws" / "checkpoints" / "p" / "gold", 3)
     meta = tmp_path / "ws" / "tables" / "p" / "gold" / "_spark_metadata"
     meta.mkdir(parents=True)
     for b in range(2):
         (meta / str(b)).write_text('v1\n{"path":"file:/t/part-%d.parquet","size":10,"isDir":false,"modificationTime":1,"blockReplication":1,"blockSize":1,"action":"add"}' % b)
-    cp = read_checkpoint(root)
+    unchanged(meta)
+    cp = read_checkpoint(unchanged(root))
     assert cp.sink is not None and cp.sink.latest_batch_id == 1
     assert cp.sink_path.endswith("tables/p/gold")
     assert codes(cp)["sink-behind-commits"].severity == "error"
     assert [r.sink_entry for r in batch_timeline(cp)] == [True, True, False]
 
 
-def test_delta_sink_log(tmp_path):
+def test_delta_sink_log(tmp_path, unchanged):
     root = write_cp(tmp_path / "cp", 2)
     log = tmp_path / "table" / "_delta_log"
     log.mkdir(parents=True)
@@ -217,14 +218,14 @@ def test_delta_sink_log(tmp_path):
             + json.dumps({"remove": {"path": "old"}}) + "\n"
             + json.dumps({"commitInfo": {"timestamp": 5, "operation": "STREAMING UPDATE", "operationParameters": {"queryId": QID, "epochId": str(b)}}})
         )
-    cp = read_checkpoint(root, sink=tmp_path / "table")
+    cp = read_checkpoint(unchanged(root), sink=unchanged(tmp_path / "table"))
     d = cp.delta_sink
     assert d.latest_version == 2 and d.last_txn == (QID, 1)
     assert [(c.adds, c.removes, c.epoch_id) for c in d.commits[1:]] == [(1, 1, 0), (1, 1, 1)]
     assert [r.delta_versions for r in batch_timeline(cp)] == [(1,), (2,)]
 
 
-def test_v2_offset_map_and_sources(tmp_path):
+def test_v2_offset_map_and_sources(tmp_path, unchanged):
     root = tmp_path / "cp"
     (root / "offsets").mkdir(parents=True)
     (root / "metadata").write_text(json.dumps({"id": QID}))
@@ -235,7 +236,7 @@ def test_v2_offset_map_and_sources(tmp_path):
         'rate:{"offset":40,"timestamp":1700000000000}\n'
         "none:-\n"
     )
-    e = read_checkpoint(root).offsets[0]
+    e = read_checkpoint(unchanged(root)).offsets[0]
     assert e.source_ids == ("kafka", "delta", "rate", "none")
     kinds = [p.kind if p else None for p in e.parsed]
     assert kinds == ["kafka", "delta", "rate", None]
@@ -275,8 +276,8 @@ def test_permission_denied(tmp_path):
         (root / "offsets" / "1").chmod(0o644)
 
 
-def test_file_url(tmp_path):
-    root = write_cp(tmp_path / "cp", 2)
+def test_file_url(tmp_path, unchanged):
+    root = unchanged(write_cp(tmp_path / "cp", 2))
     cp = read_checkpoint(f"file://{root}")
     assert cp.latest_batch_id == 1 and cp.query_id == QID
 
