@@ -246,9 +246,34 @@ def read_events(path: str | Path, report: ReadReport | None = None, *, follow: b
     poll_s = 0.2 if poll_s is None else poll_s
     if rotated_segments(path) or (not path.exists() and follow):  # rotated: a recording
         return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
-    fmt = detect_format(path)
+    if follow and path.is_file() and not _has_complete_line(path):  # its writer is mid-first-line
+        return _after_first_line(path, report, stop or threading.Event(), poll_s)
+    try:
+        fmt = detect_format(path)
+    except EventSourceError:
+        if follow and (rotated_segments(path) or not path.exists()):  # rotated away as we looked
+            return read_recording(path, report, follow=True, stop=stop, poll_s=poll_s)
+        raise
     if fmt == "recording":
         return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
     from streamwatch.events.eventlog import read_event_log
 
     return read_event_log(path, report, follow=follow, stop=stop, poll_s=poll_s)
+
+
+def _has_complete_line(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return True  # let detect_format report it
+    return b"\n" in head or len(head) == 1 << 16
+
+
+def _after_first_line(path: Path, report: ReadReport, stop: threading.Event, poll_s: float) -> Iterator[Any]:
+    """Follow ``path`` once its first line is complete (an empty or half-written first line
+    cannot tell a recording from an event log)."""
+    while not stop.is_set() and path.is_file() and not _has_complete_line(path):
+        stop.wait(poll_s)
+    if not stop.is_set():
+        yield from read_events(path, report, follow=True, stop=stop, poll_s=poll_s)
