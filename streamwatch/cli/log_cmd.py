@@ -86,13 +86,15 @@ def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigg
         if bad:
             say(msg)
             sys.exit(EXIT_USAGE)
-    from streamwatch.spark.tables import trigger_kwargs
+    from streamwatch.spark.tables import trigger_kwargs, trigger_note
 
     try:
         trigger_kwargs(trigger)
     except ValueError as e:
         say(e.args[0])
         sys.exit(EXIT_USAGE)
+    if trigger_note(trigger):
+        say(trigger_note(trigger))
 
     if out not in ("-", "") and "://" not in out:  # fail before the ~10 s Spark start-up
         try:

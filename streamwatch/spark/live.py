@@ -17,6 +17,7 @@ from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
+from streamwatch.spark.tables import trigger_note
 
 
 class LiveBackend:
@@ -123,6 +124,9 @@ class LiveBackend:
                 self.pipeline.query_name(layer): self.runner.output_mode(layer) for layer in self.pipeline.layers
             }
             emit(RuntimeNotice("info", f"starting {len(self.pipeline.layers)} queries ({self.trigger})"))
+            note = trigger_note(self.trigger)
+            if note:
+                emit(RuntimeNotice("warning", note))
             self.runner.start(self.trigger)
         emit(RuntimeNotice("info", "queries running"))
         return info

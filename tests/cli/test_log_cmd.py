@@ -22,6 +22,16 @@ def test_bad_pipeline_is_one_line_and_exit_2():
     assert "unknown pipeline 'nope'" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_trigger_once_is_accepted_with_a_note_before_anything_starts(tmp_path):
+    target = tmp_path / "a-file"
+    target.write_text("")
+    out = subprocess.run([STREAMWATCH, "log", "--trigger", "once", "--out", str(target / "x.jsonl")],
+                         capture_output=True, text=True, timeout=120)
+    assert "availableNow replaces it" in out.stderr
+    assert out.returncode != 0 and "Traceback" not in out.stderr  # the --out check still fails fast
+    assert out.stdout == ""
+
+
 def test_headless_modules_never_import_textual():
     code = ("import sys, streamwatch.cli.log_cmd, streamwatch.spark.live, streamwatch.spark.record, "
             "streamwatch.spark.session, streamwatch.events.jsonl, streamwatch.metrics\n"
