@@ -46,12 +46,6 @@ def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
     except EventSourceError as e:
         click.echo(f"streamwatch replay: {e}", err=True)
         sys.exit(1)
-    from streamwatch.tui.app import StreamwatchApp
+    from streamwatch.tui.launch import run_dashboard
 
-    app = StreamwatchApp(backend)
-    try:
-        app.run()
-    finally:
-        backend.stop()
-    if app.return_code:
-        sys.exit(app.return_code)
+    run_dashboard(backend)

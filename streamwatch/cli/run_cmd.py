@@ -64,16 +64,10 @@ def run(pipeline_name: str, workspace: Path, trigger: str, land_every: float,
         sys.exit(2)
 
     from streamwatch.spark.live import LiveBackend
-    from streamwatch.tui.app import StreamwatchApp
+    from streamwatch.tui.launch import run_dashboard
 
     backend = LiveBackend(
         pipeline, Workspace(workspace), trigger=trigger, land_every_s=land_every,
         max_files=max_files, ui=not no_ui, master=master.strip() if master else None,
     )
-    app = StreamwatchApp(backend, history=history)
-    try:
-        app.run()
-    finally:
-        backend.stop()
-    if app.return_code:
-        sys.exit(app.return_code)
+    run_dashboard(backend, history=history)
