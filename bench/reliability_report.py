@@ -133,7 +133,7 @@ def main() -> int:
         "root: root reads anyway); for event logs and recordings: garbage, truncated and CRLF lines, unknown "
         "kinds and event types, a newer schema version, wrong JSON types, a last line still being written, "
         "rotation, gzip/zstd/lz4 streams cut or corrupted. Faulty disks: a recording path under a file, "
-        "RLIMIT_FSIZE, and a 48 KiB tmpfs under a running `streamwatch log`.",
+        "RLIMIT_FSIZE, and a 24 KiB tmpfs under a running `streamwatch log`.",
     ]
     if counts["failed"]:
         lines += ["", "## Failures", "", *[f"- `{f}`" for f in counts["failed"]], "", "```", tail, "```"]
