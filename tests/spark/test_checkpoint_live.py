@@ -133,6 +133,17 @@ def test_watermarked_aggregation(live, unchanged, name, provider):
         assert cp.offsets[-1].conf["spark.sql.streaming.stateStore.providerClass"] == ROCKSDB
 
 
+@pytest.fixture(autouse=True)
+def _live_read_only(request, unchanged):
+    """Every test here reads the checkpoints (and sink tables) ``live`` wrote: prove they are
+    byte-identical afterwards."""
+    if "live" in request.fixturenames:
+        for cp_dir, table in request.getfixturevalue("live").values():
+            unchanged(cp_dir)
+            if table is not None:
+                unchanged(table)
+
+
 def test_stream_stream_join(live):
     cp = read_checkpoint(live["join"][0])
     (op,) = cp.state
