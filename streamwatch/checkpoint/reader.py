@@ -258,6 +258,13 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         complete=full,
     )
     findings += health.log_findings(cp, offsets_dir, commits_dir)
+    if not off_ids and any(f.code in ("temporary-file", "stray-file") and f.path
+                           and posixpath.dirname(f.path) == offsets_dir for f in findings):
+        findings.append(Finding(
+            "error", "offsets-not-empty-at-batch-0",
+            "offsets/ holds no batch but is not empty (left by a crash during the first batch): Spark 4 "
+            "refuses to start the query (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); remove the leftover "
+            "files or use a new checkpoint", offsets_dir))
     findings += health.conf_findings(offsets, offsets_dir)
     findings += health.watermark_findings(cp)
     findings += health.state_findings(cp)

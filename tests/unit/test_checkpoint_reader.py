@@ -314,3 +314,15 @@ def test_reading_while_a_writer_renames_and_purges(tmp_path):
         stop.set()
         t.join(5)
     assert reads == 200
+
+
+def test_crash_during_the_first_offsets_write_is_an_error(tmp_path, unchanged):
+    """kill -9 while Spark writes offsets/0 leaves only ``offsets/.0.<uuid>.tmp``; Spark 4 then
+    refuses to restart (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY), so it is an error."""
+    root = write_cp(tmp_path / "cp", 0)
+    (root / "offsets" / ".0.5b1c3c4e-0d4a-4e57-9a36-6f9f1b0e1c11.tmp").write_text("v1\n")
+    c = codes(read_checkpoint(unchanged(root)))
+    assert c["offsets-not-empty-at-batch-0"].severity == "error"
+    assert c["offsets-not-empty-at-batch-0"].path == str(root / "offsets")
+    healthy = write_cp(tmp_path / "ok", 0)
+    assert "offsets-not-empty-at-batch-0" not in codes(read_checkpoint(healthy))
