@@ -218,6 +218,8 @@ class StreamwatchApp(ControlsMixin, App[None]):
     def _frame(self) -> None:
         self._frame_timer = None
         self._rendered_at = time.monotonic()
+        if not self.screen_stack:  # the app is shutting down: a late frame has nothing to draw
+            return
         if not self.paused:
             self._render_dirty()
         if self.lag_samples is not None:

@@ -341,3 +341,16 @@ def test_header_shows_cluster_master_and_executor_count(make_app):
         assert "spark://127.0.0.1:7077 (2 executors) · UI http://127.0.0.1:4040" in app._session_text()
 
     run(app, scenario)
+
+
+def test_a_frame_due_after_the_app_exited_draws_nothing_and_does_not_raise(make_app):
+    """A render timer can fire while the app shuts down (seen in bench/tui_bench.py at the
+    end of a flood): by then the screen stack is empty."""
+    app = make_app()
+
+    async def scenario(pilot):
+        assert app.screen_stack
+
+    run(app, scenario)
+    assert not app.screen_stack
+    app._frame()  # raised ScreenStackError before the guard
