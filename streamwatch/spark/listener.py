@@ -4,6 +4,17 @@ publish function (usually :meth:`streamwatch.events.EventBus.publish`).
 Spark calls listeners on its listener-bus thread (for PySpark, through a Py4J callback).
 Each callback here converts the event and hands it over in O(1); it never blocks and never
 raises into Spark: a conversion failure is counted in ``conversion_errors`` and dropped.
+
+The fast path: PySpark's own wrapper converts every Java event field by field
+(``StreamingQueryProgress.fromJObject``: one Py4J round trip per field, per source, per state
+operator — dozens per progress event, all competing with the query for the driver's cores).
+:class:`PublishingListener` instead implements Spark's ``PythonStreamingQueryListener``
+interface itself and asks the JVM for the event's event-log line in a single call
+(``org.apache.spark.util.JsonProtocol.sparkEventToJsonString``, the serializer Spark's
+``EventLoggingListener`` uses), then parses it with the event-log reader
+(:func:`streamwatch.events.eventlog.parse_line`). So a live event, its recording and the same
+event read back from Spark's event log are one parse of one JSON text, rates at full
+precision. Should that call fail (another Spark build), the event is converted the PySpark way.
 """
 
 from __future__ import annotations
@@ -15,8 +26,15 @@ import time
 from typing import Any, Callable
 
 from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+)
 
 from streamwatch.events.bus import EventBus
+from streamwatch.events.eventlog import parse_line
 from streamwatch.model.events import (
     Event,
     ListenerStats,
@@ -95,6 +113,42 @@ class PublishingListener(StreamingQueryListener):
         self.conversion_errors = 0
         self.callbacks = 0
         self.max_callback_s = 0.0  # longest time one callback spent here (s)
+        self.fallbacks = 0  # events converted the PySpark way because the one-call route failed
+        self._to_json: Any = None  # JsonProtocol.sparkEventToJsonString, looked up once
+
+    @property
+    def _jlistener(self) -> Any:
+        """The JVM side PySpark registers in ``spark.streams.addListener(self)``: Spark's
+        ``PythonStreamingQueryListenerWrapper`` around :class:`_JavaCallbacks` (overrides
+        PySpark's, which converts events field by field)."""
+        if getattr(self, "_jlistenerobj", None) is None:
+            from pyspark import SparkContext
+
+            jvm = SparkContext._jvm
+            try:
+                self._to_json = jvm.org.apache.spark.util.JsonProtocol.sparkEventToJsonString
+            except Exception:  # not this Spark build: every event takes the PySpark route
+                self._to_json = None
+            self._jlistenerobj = jvm.PythonStreamingQueryListenerWrapper(_JavaCallbacks(self))
+        return self._jlistenerobj
+
+    def _from_java(self, jevent: Any, pyspark_event: Any, convert: Callable[[Any], Event]) -> None:
+        """One Java event (from :class:`_JavaCallbacks`): its event-log JSON in one Py4J call,
+        parsed as Spark's event log is; the PySpark conversion only if that fails."""
+        def via_json(ev: Any) -> Event:
+            obj = None
+            if self._to_json is not None:
+                try:
+                    obj = parse_line(self._to_json(ev).encode())
+                except Exception:
+                    obj = None
+            if obj is None:
+                with self._lock:
+                    self.fallbacks += 1
+                obj = convert(pyspark_event.fromJObject(ev))
+            return obj
+
+        self._hand_over(via_json, jevent)
 
     def _hand_over(self, convert: Callable[[Any], Event], event: Any) -> None:
         t0 = time.perf_counter()
@@ -134,3 +188,27 @@ class PublishingListener(StreamingQueryListener):
 
     def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
         self._hand_over(terminated_from_spark, event)
+
+
+class _JavaCallbacks:
+    """Implements Spark's ``org.apache.spark.sql.streaming.PythonStreamingQueryListener`` Java
+    interface through Py4J (as PySpark's ``JStreamingQueryListener`` does) and passes the Java
+    event objects, unconverted, to :meth:`PublishingListener._from_java`."""
+
+    def __init__(self, owner: PublishingListener) -> None:
+        self._owner = owner
+
+    def onQueryStarted(self, jevent: Any) -> None:  # noqa: N802 - Spark's name
+        self._owner._from_java(jevent, QueryStartedEvent, started_from_spark)
+
+    def onQueryProgress(self, jevent: Any) -> None:  # noqa: N802
+        self._owner._from_java(jevent, QueryProgressEvent, progress_from_spark)
+
+    def onQueryIdle(self, jevent: Any) -> None:  # noqa: N802
+        self._owner._from_java(jevent, QueryIdleEvent, idle_from_spark)
+
+    def onQueryTerminated(self, jevent: Any) -> None:  # noqa: N802
+        self._owner._from_java(jevent, QueryTerminatedEvent, terminated_from_spark)
+
+    class Java:
+        implements = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]

@@ -90,6 +90,7 @@ def test_started_progress_with_state_idle_and_clean_termination(spark, tmp_path,
     term = got.of(q.id, QueryTerminated)[-1]
     assert not term.failed and term.error_class is None
     assert listener.conversion_errors == 0
+    assert listener.fallbacks == 0  # every event took the one-call event-log JSON route
 
 
 def test_termination_with_an_exception(spark, tmp_path, listening):
