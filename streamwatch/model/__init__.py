@@ -14,7 +14,7 @@ from streamwatch.model.events import (
     StateOperatorProgress,
 )
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
 
 __all__ = [
     "Event",
@@ -24,6 +24,7 @@ __all__ = [
     "QueryStarted",
     "QueryTerminated",
     "RuntimeNotice",
+    "RecordedSession",
     "SessionInfo",
     "SinkProgress",
     "SourceProgress",

@@ -28,6 +28,22 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedSession:
+    """The application a replayed file came from: ``source`` is ``listener`` (a streamwatch
+    recording's header) or ``eventlog`` (Spark's ``SparkListenerLogStart``/``ApplicationStart``/
+    ``EnvironmentUpdate`` events); ``started_ms`` the recording's or application's start
+    (epoch ms, None unknown). Fields the file does not carry are None."""
+
+    source: str
+    spark_version: str | None = None
+    master: str | None = None
+    app_id: str | None = None
+    app_name: str | None = None
+    pipeline: str | None = None
+    started_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RuntimeNotice:
     """A one-line status message from the runner (``info``/``warning``/``error``)."""
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from rich.markup import escape
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -21,7 +22,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui import fmt
 from streamwatch.tui.backend import Backend
 from streamwatch.tui.controls import CommandLine, ControlsMixin
@@ -92,7 +93,7 @@ class StreamwatchApp(ControlsMixin, App[None]):
         self.checkpoint_refresh_s = checkpoint_refresh_s
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.board = QueryBoard([q.query_name for q in self.plan.queries], history=history)
-        self.session_info: SessionInfo | None = None
+        self.session_info: SessionInfo | RecordedSession | None = None
         self.landed: collections.deque[LandedFile] = collections.deque(maxlen=max_landed)
         self.landed_count = 0
         self.notices: list[RuntimeNotice] = []
@@ -248,7 +249,7 @@ class StreamwatchApp(ControlsMixin, App[None]):
             self._journeys_stale = True
             self._log(event_line(obj, ""))
             self._dirty.add("landing")
-        elif isinstance(obj, SessionInfo):
+        elif isinstance(obj, (SessionInfo, RecordedSession)):
             self.session_info = obj
             self._main.query_one("#session", Static).update(self._session_text())
         elif isinstance(obj, RuntimeNotice):
@@ -306,14 +307,8 @@ class StreamwatchApp(ControlsMixin, App[None]):
             self._guard(self.render_queries)
 
     def _session_text(self) -> str:
-        info = self.session_info
         pause = "[b reverse] PAUSED [/] " if self.paused else ""
-        if info is None:
-            return pause + "Spark: starting…"
-        ui = info.ui_url or "off"
-        executors = "" if info.executors is None else f" ({info.executors} executor{'s' * (info.executors != 1)})"
-        return (f"{pause}Spark {info.spark_version} on {info.master}{executors} · UI {ui} · tables: {info.table_format} "
-                f"({info.table_format_reason})")
+        return pause + escape(fmt.session_line(self.session_info, replay=self.plan.trigger == "replay"))
 
     def _set_status(self, text: str, level: str = "info") -> None:
         style = {"error": "bold red", "warning": "yellow"}.get(level, "")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from streamwatch.model.runtime import RecordedSession, SessionInfo
+
 
 def rate(v: float | None) -> str:
     """rows/s with one decimal, ``-`` for None (Spark's NaN)."""
@@ -63,3 +65,23 @@ def duration(ms: int | None) -> str:
 def first_line(text: str | None, limit: int = 200) -> str:
     lines = (text or "").strip().splitlines()
     return (lines[0] if lines else "")[:limit]
+
+
+def session_line(info: SessionInfo | RecordedSession | None, replay: bool = False) -> str:
+    """The dashboard's header line: the live session (Spark version, master, executors, UI URL,
+    table format) or, in a replay, the application the file came from."""
+    if isinstance(info, RecordedSession):
+        what = "recording" if info.source == "listener" else "Spark event log"
+        app = info.pipeline or info.app_name or "application"
+        parts = [f"Replay of {what}: {app}" + (f" ({info.app_id})" if info.app_id else "")]
+        if info.spark_version or info.master:
+            parts.append(f"Spark {info.spark_version or '?'} on {info.master or '?'}")
+        if info.started_ms:
+            parts.append(f"started {stamp(info.started_ms)} UTC")
+        return " · ".join(parts)
+    if info is None:
+        return "Replay: reading…" if replay else "Spark: starting…"
+    ui = info.ui_url or "off"
+    executors = "" if info.executors is None else f" ({info.executors} executor{'s' * (info.executors != 1)})"
+    return (f"Spark {info.spark_version} on {info.master}{executors} · UI {ui} · tables: {info.table_format} "
+            f"({info.table_format_reason})")

@@ -13,12 +13,27 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from streamwatch.events.jsonl import RecordingHeader
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events
 from streamwatch.events.segments import is_url, local_path
 from streamwatch.model.events import Event, QueryProgress, QueryStarted
-from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
+from streamwatch.model.runtime import QueryPlan, RecordedSession, RunPlan, RuntimeNotice
 
 MAX_GAP_S = 5.0  # a longer pause in the recording is replayed as this many seconds (before speed)
+
+
+def recorded_session(header: RecordingHeader) -> RecordedSession:
+    """The dashboard's header facts from a recording header or an event log's application
+    events (see :class:`RecordingHeader`)."""
+    app = header.app
+
+    def text(key: str) -> str | None:
+        value = app.get(key)
+        return None if value is None else str(value)
+
+    return RecordedSession(source=header.source, spark_version=text("sparkVersion"), master=text("master"),
+                           app_id=text("appId"), app_name=text("appName"), pipeline=text("pipeline"),
+                           started_ms=header.time_ms or None)
 
 
 def _query_names(path: str | Path) -> list[str]:
@@ -82,10 +97,14 @@ class ReplayBackend:
     def _run(self, emit: Callable[[object], None]) -> None:
         emit(RuntimeNotice("info", f"{self.plan.description} at {self.speed:g}×" if self.speed else self.plan.description))
         last_ms: int | None = None
+        header_sent = False
         try:
             for obj in read_events(self.path, self.report, follow=self.follow, stop=self._stop, poll_s=self.poll_s):
                 if self._stop.is_set():
                     return
+                if not header_sent and self.report.header is not None:
+                    emit(recorded_session(self.report.header))
+                    header_sent = True
                 if isinstance(obj, Event) and self.speed > 0 and obj.timestamp_ms is not None:
                     if last_ms is not None and obj.timestamp_ms > last_ms:
                         gap = min((obj.timestamp_ms - last_ms) / 1000, MAX_GAP_S) / self.speed
@@ -95,6 +114,8 @@ class ReplayBackend:
                 emit(obj)
                 self.emitted += 1
             r = self.report
+            if not header_sent and r.header is not None:
+                emit(recorded_session(r.header))
             tail = f" ({r.unsupported} unsupported legacy events)" if r.unsupported else ""
             bad = f"; {r.bad_lines} unreadable lines skipped" if r.bad_lines else ""
             emit(RuntimeNotice("warning" if bad else "info", f"replay finished: {self.emitted} events{tail}{bad}"))

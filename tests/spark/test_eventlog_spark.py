@@ -66,3 +66,10 @@ def test_event_log_replays_to_the_recorded_progress_events(tmp_path):
     assert from_log_report.header.conf["spark.sw.test.secret.token"] == "*********"
     assert rec_report.header.conf["spark.sw.test.secret.token"] == "*********"
     assert "hunter2" not in (tmp_path / "events.jsonl").read_text()
+    from streamwatch.tui.fmt import session_line
+    from streamwatch.tui.replay import recorded_session
+
+    for report, what in ((from_log_report, "Spark event log"), (rec_report, "recording")):  # the replay header line
+        line = session_line(recorded_session(report.header))
+        assert line.startswith(f"Replay of {what}: ") and f"({from_log_report.header.app['appId']})" in line, line
+        assert "on local[2]" in line and "Spark 4." in line, line

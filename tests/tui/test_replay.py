@@ -7,7 +7,7 @@ import asyncio
 import threading
 import time
 
-from streamwatch.events.jsonl import JsonlRecorder
+from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.tui.replay import ReplayBackend
 
@@ -26,8 +26,8 @@ def _progress(qid: str, name: str, batch: int, second: float) -> QueryProgress:
     })
 
 
-def _recording(path, batches: int = 5) -> None:
-    with JsonlRecorder(path) as rec:
+def _recording(path, batches: int = 5, header: RecordingHeader | None = None) -> None:
+    with JsonlRecorder(path, header=header) as rec:
         rec.write(QueryStarted("qa", "qa-run", _ts(0), name="bronze"))
         rec.write(QueryStarted("qb", "qb-run", _ts(0), name="gold"))
         for i in range(batches):
@@ -64,6 +64,45 @@ def test_replay_shows_the_recorded_queries_in_the_dashboard(tmp_path):
 
     asyncio.run(scenario())
     assert backend.done.is_set() and backend.emitted == 9  # 2 started, 6 progress, 1 terminated
+
+
+def test_the_header_names_the_recorded_application_not_a_live_session(tmp_path):
+    from streamwatch.model.runtime import RecordedSession
+    from streamwatch.tui.app import StreamwatchApp
+
+    path = tmp_path / "events.jsonl"
+    header = RecordingHeader(time_ms=1795212000000, source="listener", app={
+        "sparkVersion": "4.2.0", "appId": "local-1795212000000", "appName": "streamwatch", "master": "local[2]",
+        "pipeline": "flights"})
+    _recording(path, header=header)
+    app = StreamwatchApp(ReplayBackend(path, speed=0, follow=True))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await _wait_for(pilot, lambda: isinstance(app.session_info, RecordedSession), 20, "the recorded session")
+            line = str(app.query_one("#session").render())
+            assert "Replay of recording: flights (local-1795212000000)" in line, line
+            assert "Spark 4.2.0 on local[2]" in line and "started 2026-11-20 " in line, line
+            assert "starting" not in line
+            await pilot.press("q")
+
+    asyncio.run(scenario())
+
+
+def test_a_replay_without_header_says_it_is_reading_not_that_spark_starts(tmp_path):
+    from streamwatch.tui.app import StreamwatchApp
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"")
+    app = StreamwatchApp(ReplayBackend(path, speed=0, follow=True))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await pilot.pause(0.3)
+            assert str(app.query_one("#session").render()) == "Replay: reading…"
+            await pilot.press("q")
+
+    asyncio.run(scenario())
 
 
 def test_follow_picks_up_events_appended_by_another_writer(tmp_path):
