@@ -37,6 +37,17 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+@pytest.fixture(scope="module")
+def s3_server():
+    """A real S3 API for one test module (:func:`tests.helpers.s3.moto_s3`): moto's server on a
+    free loopback port, no bucket yet, the environment pointing boto3/s3fs at it; yields an
+    :class:`~tests.helpers.s3.S3Server` (``endpoint``, boto3 ``client``). Skips without moto/s3fs."""
+    from tests.helpers.s3 import moto_s3
+
+    with moto_s3() as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     """``../shared/corpus`` beside the checkout; tests skip (saying why) when it is absent."""

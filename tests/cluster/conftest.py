@@ -27,26 +27,9 @@ def standalone_cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def s3_endpoint():
-    """A moto S3 server on a free loopback port with bucket ``jobs``; yields the endpoint URL.
-    The environment points boto3/s3fs at it (for this process and the drivers it starts)."""
-    moto_server = pytest.importorskip("moto.server", reason="moto[server] not installed")
-    s3fs = pytest.importorskip("s3fs", reason="s3fs not installed")
-    import boto3
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    mp = pytest.MonkeyPatch()
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint}.items():
-        mp.setenv(k, v)
-    s3fs.S3FileSystem.clear_instance_cache()
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="jobs")
-    try:
-        yield endpoint
-    finally:
-        s3fs.S3FileSystem.clear_instance_cache()
-        mp.undo()
-        server.stop()
+def s3_endpoint(s3_server):
+    """The module's moto S3 server (``s3_server``, tests/conftest.py) with bucket ``jobs``;
+    returns the endpoint URL. The environment points boto3/s3fs at it (for this process and
+    the drivers it starts)."""
+    s3_server.client.create_bucket(Bucket="jobs")
+    return s3_server.endpoint

@@ -9,27 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-moto_server = pytest.importorskip("moto.server", reason="moto[server] not installed (pip install -e '.[test]')")
-pytest.importorskip("s3fs", reason="s3fs not installed (pip install -e '.[test]')")
-
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    import boto3
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint, "FSSPEC_S3_ENDPOINT_URL": endpoint}
-    mp = pytest.MonkeyPatch()
-    for k, v in env.items():
-        mp.setenv(k, v)
-    client = boto3.client("s3", endpoint_url=endpoint)
-    client.create_bucket(Bucket="cps")
-    yield client, endpoint
-    mp.undo()
-    server.stop()
+def s3(s3_server):
+    """The module's moto S3 server (``s3_server``, tests/conftest.py) with bucket ``cps``:
+    (boto3 client, endpoint URL)."""
+    s3_server.client.create_bucket(Bucket="cps")
+    return s3_server.client, s3_server.endpoint
 
 
 def _upload(client, local: Path, prefix: str) -> None:

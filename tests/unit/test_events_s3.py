@@ -10,39 +10,19 @@ import time
 import pytest
 from click.testing import CliRunner
 
-moto_server = pytest.importorskip("moto.server", reason="moto[server] not installed (pip install -e '.[test]')")
-s3fs = pytest.importorskip("s3fs", reason="s3fs not installed (pip install -e '.[test]')")
-
-from streamwatch.events.reader import EventSourceError, ReadReport, read_events  # noqa: E402
-from streamwatch.events.segments import SegmentRecorder, open_recorder  # noqa: E402
-from streamwatch.model.events import QueryProgress, QueryStarted  # noqa: E402
-from tests.unit.test_eventlog import DATA, _check  # noqa: E402
-from tests.unit.test_jsonl import _progress  # noqa: E402
+from streamwatch.events.reader import EventSourceError, ReadReport, read_events
+from streamwatch.events.segments import SegmentRecorder, open_recorder
+from streamwatch.model.events import QueryProgress, QueryStarted
+from tests.unit.test_eventlog import DATA, _check
+from tests.unit.test_jsonl import _progress
 
 
 @pytest.fixture(scope="module")
-def s3():
-    """A moto S3 server on a free loopback port, bucket ``events``; boto3/s3fs find it through
-    AWS_ENDPOINT_URL. s3fs instances are cached per process: cleared so none points at
-    another test module's (stopped) server."""
-    import boto3
-
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    mp = pytest.MonkeyPatch()
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
-                 "FSSPEC_S3_ENDPOINT_URL": endpoint}.items():
-        mp.setenv(k, v)
-    s3fs.S3FileSystem.clear_instance_cache()
-    client = boto3.client("s3", endpoint_url=endpoint)
-    client.create_bucket(Bucket="events")
-    yield client
-    s3fs.S3FileSystem.clear_instance_cache()
-    mp.undo()
-    server.stop()
+def s3(s3_server):
+    """The module's moto S3 server (``s3_server``, tests/conftest.py) with bucket ``events``;
+    its boto3 client."""
+    s3_server.client.create_bucket(Bucket="events")
+    return s3_server.client
 
 
 def _keys(client, prefix: str) -> list[str]:

@@ -1,0 +1,54 @@
+"""A real S3 API for tests: moto's standalone server on a free loopback port, with the
+environment pointing boto3, s3fs (``AWS_ENDPOINT_URL``, ``FSSPEC_S3_ENDPOINT_URL``) and any
+process started meanwhile (a Spark driver) at it. Used by the ``s3_server`` fixture in
+``tests/conftest.py``."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pytest
+
+INSTALL = "(pip install -e '.[test]')"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """A running moto S3 server: ``endpoint`` (``http://127.0.0.1:<port>``) and a boto3 S3
+    ``client`` talking to it."""
+
+    endpoint: str
+    client: Any
+
+
+@contextlib.contextmanager
+def moto_s3(*buckets: str) -> Iterator[S3Server]:
+    """Start moto's S3 server, create ``buckets``, set the AWS test credentials/region and
+    endpoint variables; on exit restore the environment and stop the server. s3fs caches its
+    filesystems per process: the cache is cleared on entry and exit, so none points at a
+    stopped server. Skips the test when moto[server] or s3fs is not installed."""
+    moto_server = pytest.importorskip("moto.server", reason=f"moto[server] not installed {INSTALL}")
+    s3fs = pytest.importorskip("s3fs", reason=f"s3fs not installed {INSTALL}")
+    import boto3
+
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    mp = pytest.MonkeyPatch()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                     "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
+                     "FSSPEC_S3_ENDPOINT_URL": endpoint}.items():
+            mp.setenv(k, v)
+        s3fs.S3FileSystem.clear_instance_cache()
+        client = boto3.client("s3", endpoint_url=endpoint)
+        for bucket in buckets:
+            client.create_bucket(Bucket=bucket)
+        yield S3Server(endpoint, client)
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+        mp.undo()
+        server.stop()
