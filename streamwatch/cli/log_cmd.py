@@ -139,7 +139,7 @@ def _run(pipeline, ws, out, master, trigger, duration, land_every, max_files, re
 def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, recording,
             prometheus_port, ui, stop: threading.Event, say) -> int:
     from streamwatch.events.segments import open_recorder
-    from streamwatch.model.events import Event, ListenerStats, QueryStarted, QueryTerminated
+    from streamwatch.model.events import Event, ListenerStats, QueryTerminated
     from streamwatch.model.runtime import RuntimeNotice, SessionInfo
     from streamwatch.spark.live import LiveBackend
     from streamwatch.spark.record import session_header
@@ -151,9 +151,7 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
         say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
         spark.stop()
         return EXIT_OUTPUT
-    runs: dict[str, bool] = {}  # run id → terminated
     failed: list[str] = []
-    lock = threading.Lock()
     lost = {"events": 0, "error": None}
 
     def record(obj: object) -> None:
@@ -185,20 +183,13 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
         if isinstance(obj, Event):
             for sink in sinks:
                 sink(obj)
-            if isinstance(obj, (QueryStarted, QueryTerminated)):
-                with lock:
-                    runs[obj.run_id] = isinstance(obj, QueryTerminated)
-                if isinstance(obj, QueryTerminated) and obj.failed:
-                    failed.append(obj.exception.splitlines()[0] if obj.exception else "")
-                    say(f"query {obj.id} failed: {failed[-1][:300]}")
+            if isinstance(obj, QueryTerminated) and obj.failed:
+                failed.append(obj.exception.splitlines()[0] if obj.exception else "")
+                say(f"query {obj.id} failed: {failed[-1][:300]}")
         elif isinstance(obj, RuntimeNotice):
             say(obj.message)
         elif isinstance(obj, SessionInfo):
             pass  # the backend's view of our session; ours (with the executor count) is said below
-
-    def all_done() -> bool:
-        with lock:
-            return bool(runs) and all(runs.values())
 
     executors = "" if info.is_local else f" ({info.executors} executor{'s' if info.executors != 1 else ''})"
     say(f"Spark {info.spark_version} on {info.master}{executors}; tables: {info.table_format}; "
@@ -217,18 +208,13 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
             if deadline is not None and time.monotonic() >= deadline:
                 say(f"--duration {duration:g} s reached")
                 break
-            if all_done():
+            if backend.runs.started and backend.runs.all_terminated():
                 say("every query has finished")
                 break
         if stop.is_set():
             say("interrupted: stopping the queries")
-        if backend.runner is not None:
-            backend.runner.stop()
-        t0 = time.monotonic()
-        while not all_done() and runs and time.monotonic() - t0 < 10:
-            time.sleep(0.1)  # Spark delivers QueryTerminatedEvent asynchronously
     finally:
-        backend.stop()
+        backend.stop()  # waits for Spark's (asynchronous) QueryTerminatedEvents
         s = backend.bus.stats()
         try:
             if lost["error"] is None:

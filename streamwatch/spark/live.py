@@ -12,6 +12,7 @@ from typing import Any, Callable
 from pyspark.sql import SparkSession
 
 from streamwatch.events.bus import EventBus
+from streamwatch.events.runs import RunTracker
 from streamwatch.feeder import Feeder
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
@@ -56,6 +57,9 @@ class LiveBackend:
         self._ui = ui
         self._master = master  # Spark master URL; None: STREAMWATCH_MASTER or local[*]
         self.bus = EventBus()
+        #: query runs started/terminated, so :meth:`stop` can wait for the terminated events
+        self.runs = RunTracker()
+        self.bus.add_sink(self.runs)
         self.runner: PipelineRunner | None = None
         self.feeders: list[Feeder] = []
         self.factories: dict[str, "_LockedFactory"] = {}
@@ -131,8 +135,9 @@ class LiveBackend:
         emit(RuntimeNotice("info", "queries running"))
         return info
 
-    def stop(self) -> None:
-        """Stop feeders and queries, deliver queued events, and stop Spark if we started it.
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop feeders and queries, wait (up to ``timeout`` s) until Spark has delivered
+        every run's ``QueryTerminatedEvent`` to ``emit``, then stop Spark if we started it.
         Safe to call more than once and before ``start`` finished."""
         with self._lock:
             if self._stopped:
@@ -142,6 +147,7 @@ class LiveBackend:
                 f.stop()
             if self.runner:
                 self.runner.stop()
+        self.runs.wait_all_terminated(self.bus, timeout)
         self.bus.close(timeout=2.0)
         if self._spark is not None:
             if self._listener is not None:

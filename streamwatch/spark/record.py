@@ -25,7 +25,8 @@ from streamwatch.events.bus import EventBus
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
 from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.events.redact import redact_conf
-from streamwatch.model.events import ListenerStats, QueryStarted, QueryTerminated
+from streamwatch.events.runs import RunTracker
+from streamwatch.model.events import ListenerStats
 from streamwatch.spark.listener import PublishingListener
 
 
@@ -52,9 +53,8 @@ class Recording:
         self.recorder = recorder
         self.path = recorder.path
         self.bus = EventBus(capacity=capacity, name="streamwatch-recorder")
-        self._runs: dict[str, bool] = {}  # run id → terminated
-        self._runs_lock = threading.Lock()
-        self.bus.add_sink(self._track)
+        self.runs = RunTracker()
+        self.bus.add_sink(self.runs)
         self.bus.add_sink(recorder.write)
         for s in sinks:
             self.bus.add_sink(s)
@@ -63,15 +63,6 @@ class Recording:
         self._lock = threading.Lock()
         spark.streams.addListener(self.listener)
         atexit.register(self.stop)
-
-    def _track(self, obj: Any) -> None:
-        if isinstance(obj, (QueryStarted, QueryTerminated)):
-            with self._runs_lock:
-                self._runs[obj.run_id] = isinstance(obj, QueryTerminated)
-
-    def _all_terminated(self) -> bool:
-        with self._runs_lock:
-            return all(self._runs.values())
 
     def stats(self) -> ListenerStats:
         """Counters so far: published, delivered, dropped, sink errors, conversion errors and
@@ -92,12 +83,7 @@ class Recording:
             pass
         try:
             if not self.spark.streams.active:
-                deadline = time.monotonic() + timeout
-                while time.monotonic() < deadline:
-                    self.bus.flush(0.2)
-                    if self._all_terminated():
-                        break
-                    time.sleep(0.05)
+                self.runs.wait_all_terminated(self.bus, timeout)
         except Exception:  # the session is gone already
             pass
         try:
