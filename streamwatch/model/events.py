@@ -2,7 +2,11 @@
 
 The field names follow the JSON that Spark writes for ``StreamingQueryProgress.json``
 (camelCase there, snake_case here). Every object is frozen; ``to_dict`` gives Spark's own
-JSON shape back so a recording can be compared with what Spark printed.
+JSON shape back so a recording can be compared with what Spark printed. Also here: the
+listener's own health counters (:class:`ListenerStats`), :class:`UnsupportedEvent` and
+:func:`event_from_json`. A progress report's source/state operator/sink parts live in
+:mod:`streamwatch.model.progress` (re-exported here), the JSON value parsing in
+:mod:`streamwatch.model.sparkjson`.
 
 Units: ``*_ms`` and ``duration_ms`` values are milliseconds; ``*_per_second`` values are
 rows/s; ``memory_used_bytes`` is bytes; timestamps are ISO-8601 strings in UTC as Spark
@@ -11,66 +15,26 @@ writes them (``2026-11-20T21:57:09.123Z``), with ``timestamp_ms`` giving epoch m
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, ClassVar, Mapping
 
+from streamwatch.model.progress import SinkProgress, SourceProgress, StateOperatorProgress
+from streamwatch.model.sparkjson import iso_to_epoch_ms, json_int, json_rate, sum_rates
 
-def iso_to_epoch_ms(ts: str | None) -> int | None:
-    """Parse Spark's ISO-8601 UTC timestamp (``2026-11-20T21:57:09.123Z``) to epoch ms.
-
-    Returns None for None or an unparsable string (never raises).
-    """
-    if not ts:
-        return None
-    try:
-        return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
-
-
-def _num(value: Any) -> float | None:
-    """Spark writes an undefined rate as "NaN" (or omits it): None here, so "no rate" is
-    never confused with a number and events compare equal after a round trip."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, bool) or value is None:
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def _sum_rates(rates: Any) -> float | None:
-    """Spark's ``sources.map(_.inputRowsPerSecond).sum``: None (NaN) when any is None; 0.0 for
-    no sources (Spark's empty sum)."""
-    total = 0.0
-    for r in rates:
-        if r is None:
-            return None
-        total += r
-    return total
-
-
-def _offset_text(value: Any) -> str | None:
-    """Offsets arrive as JSON objects, numbers or strings; keep them as compact JSON text."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    import json
-
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+__all__ = [
+    "Event",
+    "ListenerStats",
+    "QueryIdle",
+    "QueryProgress",
+    "QueryStarted",
+    "QueryTerminated",
+    "SinkProgress",
+    "SourceProgress",
+    "StateOperatorProgress",
+    "UnsupportedEvent",
+    "event_from_json",
+    "iso_to_epoch_ms",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,118 +98,6 @@ class QueryTerminated(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class SourceProgress:
-    """One entry of ``progress.sources`` (mirrors ``SourceProgress``). Offsets are kept as the
-    JSON text Spark reported: ``{"logOffset":3}`` for files, topic→partition→offset for Kafka."""
-
-    description: str
-    start_offset: str | None
-    end_offset: str | None
-    latest_offset: str | None
-    num_input_rows: int
-    input_rows_per_second: float | None
-    processed_rows_per_second: float | None
-    metrics: Mapping[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "description": self.description,
-            "startOffset": self.start_offset,
-            "endOffset": self.end_offset,
-            "latestOffset": self.latest_offset,
-            "numInputRows": self.num_input_rows,
-            "inputRowsPerSecond": self.input_rows_per_second,
-            "processedRowsPerSecond": self.processed_rows_per_second,
-            "metrics": dict(self.metrics),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SourceProgress":
-        return cls(
-            description=str(d.get("description", "")),
-            start_offset=_offset_text(d.get("startOffset")),
-            end_offset=_offset_text(d.get("endOffset")),
-            latest_offset=_offset_text(d.get("latestOffset")),
-            num_input_rows=_int(d.get("numInputRows")),
-            input_rows_per_second=_num(d.get("inputRowsPerSecond")),
-            processed_rows_per_second=_num(d.get("processedRowsPerSecond")),
-            metrics={str(k): str(v) for k, v in (d.get("metrics") or {}).items()},
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class StateOperatorProgress:
-    """One entry of ``progress.stateOperators`` (mirrors ``StateOperatorProgress``)."""
-
-    operator_name: str
-    num_rows_total: int
-    num_rows_updated: int
-    num_rows_removed: int
-    num_rows_dropped_by_watermark: int
-    all_updates_time_ms: int
-    all_removals_time_ms: int
-    commit_time_ms: int
-    memory_used_bytes: int
-    num_shuffle_partitions: int
-    num_state_store_instances: int
-    custom_metrics: Mapping[str, int] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "operatorName": self.operator_name,
-            "numRowsTotal": self.num_rows_total,
-            "numRowsUpdated": self.num_rows_updated,
-            "allUpdatesTimeMs": self.all_updates_time_ms,
-            "numRowsRemoved": self.num_rows_removed,
-            "allRemovalsTimeMs": self.all_removals_time_ms,
-            "commitTimeMs": self.commit_time_ms,
-            "memoryUsedBytes": self.memory_used_bytes,
-            "numRowsDroppedByWatermark": self.num_rows_dropped_by_watermark,
-            "numShufflePartitions": self.num_shuffle_partitions,
-            "numStateStoreInstances": self.num_state_store_instances,
-            "customMetrics": dict(self.custom_metrics),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "StateOperatorProgress":
-        return cls(
-            operator_name=str(d.get("operatorName", "")),
-            num_rows_total=_int(d.get("numRowsTotal")),
-            num_rows_updated=_int(d.get("numRowsUpdated")),
-            num_rows_removed=_int(d.get("numRowsRemoved")),
-            num_rows_dropped_by_watermark=_int(d.get("numRowsDroppedByWatermark")),
-            all_updates_time_ms=_int(d.get("allUpdatesTimeMs")),
-            all_removals_time_ms=_int(d.get("allRemovalsTimeMs")),
-            commit_time_ms=_int(d.get("commitTimeMs")),
-            memory_used_bytes=_int(d.get("memoryUsedBytes")),
-            num_shuffle_partitions=_int(d.get("numShufflePartitions")),
-            num_state_store_instances=_int(d.get("numStateStoreInstances")),
-            custom_metrics={str(k): _int(v) for k, v in (d.get("customMetrics") or {}).items()},
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class SinkProgress:
-    """``progress.sink`` (mirrors ``SinkProgress``); ``num_output_rows`` is -1 when the sink
-    cannot count (Spark's own convention)."""
-
-    description: str
-    num_output_rows: int
-    metrics: Mapping[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"description": self.description, "numOutputRows": self.num_output_rows, "metrics": dict(self.metrics)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SinkProgress":
-        return cls(
-            description=str(d.get("description", "")),
-            num_output_rows=_int(d.get("numOutputRows"), default=-1),
-            metrics={str(k): str(v) for k, v in (d.get("metrics") or {}).items()},
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class QueryProgress(Event):
     """``QueryProgressEvent``: one finished micro-batch (mirrors ``StreamingQueryProgress``).
 
@@ -298,14 +150,14 @@ class QueryProgress(Event):
             run_id=str(d["runId"]),
             timestamp=d.get("timestamp"),
             name=d.get("name"),
-            batch_id=_int(d.get("batchId")),
-            batch_duration=_int(d.get("batchDuration")),
-            num_input_rows=_int(d["numInputRows"]) if "numInputRows" in d else sum(s.num_input_rows for s in sources),
-            input_rows_per_second=_num(d["inputRowsPerSecond"]) if "inputRowsPerSecond" in d
-            else _sum_rates(s.input_rows_per_second for s in sources),
-            processed_rows_per_second=_num(d["processedRowsPerSecond"]) if "processedRowsPerSecond" in d
-            else _sum_rates(s.processed_rows_per_second for s in sources),
-            duration_ms={str(k): _int(v) for k, v in (d.get("durationMs") or {}).items()},
+            batch_id=json_int(d.get("batchId")),
+            batch_duration=json_int(d.get("batchDuration")),
+            num_input_rows=json_int(d["numInputRows"]) if "numInputRows" in d else sum(s.num_input_rows for s in sources),
+            input_rows_per_second=json_rate(d["inputRowsPerSecond"]) if "inputRowsPerSecond" in d
+            else sum_rates(s.input_rows_per_second for s in sources),
+            processed_rows_per_second=json_rate(d["processedRowsPerSecond"]) if "processedRowsPerSecond" in d
+            else sum_rates(s.processed_rows_per_second for s in sources),
+            duration_ms={str(k): json_int(v) for k, v in (d.get("durationMs") or {}).items()},
             event_time={str(k): str(v) for k, v in (d.get("eventTime") or {}).items()},
             state_operators=tuple(
                 StateOperatorProgress.from_dict(s) for s in d.get("stateOperators") or ()
@@ -369,12 +221,12 @@ class ListenerStats:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ListenerStats":
         return cls(
-            published=_int(d.get("published")),
-            delivered=_int(d.get("delivered")),
-            dropped=_int(d.get("dropped")),
-            sink_errors=_int(d.get("sinkErrors")),
-            conversion_errors=_int(d.get("conversionErrors")),
-            max_callback_ms=_num(d.get("maxCallbackMs")) or 0.0,
+            published=json_int(d.get("published")),
+            delivered=json_int(d.get("delivered")),
+            dropped=json_int(d.get("dropped")),
+            sink_errors=json_int(d.get("sinkErrors")),
+            conversion_errors=json_int(d.get("conversionErrors")),
+            max_callback_ms=json_rate(d.get("maxCallbackMs")) or 0.0,
         )
 
 
