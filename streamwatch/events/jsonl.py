@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping
+from typing import IO, Any, Mapping, Self
 
 import orjson
 
@@ -93,7 +93,48 @@ def rotated_segments(path: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-class JsonlRecorder:
+class Recorder:
+    """What every recorder shares: ``write(obj)`` (also as ``recorder(obj)``, an
+    :class:`~streamwatch.events.EventBus` sink) encodes ``obj`` with :func:`encode` outside the
+    lock, then, under ``self._lock`` and unless ``self._closed``, hands the line to
+    :meth:`_append`; ``with recorder:`` closes it. Subclasses set ``_lock``/``_closed`` and
+    implement :meth:`_append`, ``flush`` and ``close``."""
+
+    _lock: threading.Lock
+    _closed: bool
+
+    def __call__(self, obj: Any) -> None:
+        self.write(obj)
+
+    def write(self, obj: Any) -> bool:
+        """Record ``obj``; True when accepted, False when it is not a recordable object or the
+        recorder is closed. Raises ``OSError`` when the line cannot be written or stored (see
+        the subclass's :meth:`_append`)."""
+        try:
+            line = encode(obj)
+        except TypeError:
+            return False
+        with self._lock:
+            if self._closed:
+                return False
+            self._append(line)
+        return True
+
+    def _append(self, line: bytes) -> None:
+        """Take one encoded line (called with the lock held, recorder open)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class JsonlRecorder(Recorder):
     """Writes model objects as JSONL to ``path`` (``"-"`` or None: stdout).
 
     ``flush_every`` events per flush (1, the default, makes ``tail -f`` see each event at
@@ -131,27 +172,16 @@ class JsonlRecorder:
         self._emit(encode(self.header))
         self._flush()
 
-    def __call__(self, obj: Any) -> None:
-        self.write(obj)
-
-    def write(self, obj: Any) -> bool:
-        """Record ``obj``; True when written, False when it is not a recordable object or the
-        recorder is closed. Raises ``OSError`` on a write failure (disk full)."""
-        try:
-            line = encode(obj)
-        except TypeError:
-            return False
-        with self._lock:
-            if self._closed:
-                return False
-            self._emit(line)
-            self.written += 1
-            self._pending += 1
-            if self._pending >= self.flush_every:
-                self._flush()
-            if self.max_bytes is not None and self._size >= self.max_bytes:
-                self._rotate()
-        return True
+    def _append(self, line: bytes) -> None:
+        """Write the line, flush every ``flush_every`` lines, rotate at ``max_bytes``. Raises
+        ``OSError`` on a write failure (disk full)."""
+        self._emit(line)
+        self.written += 1
+        self._pending += 1
+        if self._pending >= self.flush_every:
+            self._flush()
+        if self.max_bytes is not None and self._size >= self.max_bytes:
+            self._rotate()
 
     def flush(self) -> None:
         with self._lock:
@@ -167,12 +197,6 @@ class JsonlRecorder:
             self._flush()
             if self._owns:
                 self._fh.close()
-
-    def __enter__(self) -> "JsonlRecorder":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _emit(self, line: bytes) -> None:
         self._fh.write(line)
@@ -230,5 +254,5 @@ def decode(line: bytes | str) -> Any:
         raise ValueError(f"malformed {kind} event: {e}") from None
 
 
-__all__ = ["SCHEMA_VERSION", "JsonlRecorder", "ListenerStats", "RecordingHeader", "decode", "encode",
+__all__ = ["SCHEMA_VERSION", "JsonlRecorder", "ListenerStats", "Recorder", "RecordingHeader", "decode", "encode",
            "rotated_segments"]

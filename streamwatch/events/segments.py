@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader, encode
+from streamwatch.events.jsonl import JsonlRecorder, Recorder, RecordingHeader, encode
 
 DEFAULT_SEGMENT_BYTES = 8_000_000
 DEFAULT_SEGMENT_SECONDS = 5.0
@@ -84,7 +84,7 @@ def list_segments(fs, path: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-class SegmentRecorder:
+class SegmentRecorder(Recorder):
     """Writes model objects as JSONL segment objects ``<url>.1``, ``<url>.2`` … (see the module
     docstring); the same interface as :class:`~streamwatch.events.jsonl.JsonlRecorder`
     (``write``/``flush``/``close``/``written``/``rotations``).
@@ -145,34 +145,23 @@ class SegmentRecorder:
         except Exception as e:  # noqa: BLE001 - a store client's own error types
             raise OSError(f"cannot write {url}: {type(e).__name__}: {e}") from None
 
-    def __call__(self, obj: Any) -> None:
-        self.write(obj)
-
     def _start_segment(self) -> None:
         self._buf = bytearray(encode(self.header))
         self._events = 0
         self._opened = time.monotonic()
 
-    def write(self, obj: Any) -> bool:
-        """Record ``obj``; True when accepted, False when it is not a recordable object or the
-        recorder is closed. Raises ``OSError`` when storing a full segment fails (the segment
-        is kept and retried)."""
-        try:
-            line = encode(obj)
-        except TypeError:
-            return False
-        with self._lock:
-            if self._closed:
-                return False
-            if self._events == 0:
-                self._opened = time.monotonic()
-            self._buf += line
-            self._events += 1
-            self.written += 1
-            if len(self._buf) >= self.max_bytes:
-                self._seal()
-                self._store()
-        return True
+    def _append(self, line: bytes) -> None:
+        """Add the line to the current segment; store the segment once it holds ``max_bytes``.
+        Raises ``OSError`` when storing a full segment fails (the segment is kept and
+        retried)."""
+        if self._events == 0:
+            self._opened = time.monotonic()
+        self._buf += line
+        self._events += 1
+        self.written += 1
+        if len(self._buf) >= self.max_bytes:
+            self._seal()
+            self._store()
 
     def flush(self) -> None:
         """Store the current segment now if it holds any event (raises ``OSError`` on failure)."""
@@ -198,12 +187,6 @@ class SegmentRecorder:
             self._timer.join(5)
         with self._lock:
             self._store()
-
-    def __enter__(self) -> "SegmentRecorder":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _seal(self) -> None:
         self._pending.append((f"{self._inner}.{self._next}", bytes(self._buf)))
