@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -73,6 +73,10 @@ class LayerContext:
     archive: dict[str, Path] = field(default_factory=dict)
 
 
+#: Spark's output modes (``DataStreamWriter.outputMode``).
+OUTPUT_MODES = ("append", "update", "complete")
+
+
 @dataclass(frozen=True)
 class Layer:
     """One streaming query: reads upstream (landing files or a table), writes ``table``.
@@ -116,6 +120,27 @@ class Pipeline:
             if layer.name == name:
                 return layer
         raise KeyError(f"pipeline {self.name!r} has no layer {name!r}; layers: {', '.join(self.layer_names())}")
+
+    def output_modes(self, specs: Iterable[str]) -> dict[str, str]:
+        """Output-mode overrides from ``LAYER=MODE`` specs (``gold=update``; the query name
+        ``flights_gold=update`` works too) as ``{layer: mode}``. Raises ``ValueError`` (one
+        line) for a malformed spec, an unknown layer or mode, or a layer given twice."""
+        modes: dict[str, str] = {}
+        for spec in specs:
+            name, sep, mode = (part.strip() for part in spec.partition("="))
+            if not sep or not name or not mode:
+                raise ValueError(f"output mode {spec!r}: expected LAYER=MODE, e.g. gold=update")
+            layer = name[len(self.name) + 1:] if name.startswith(self.name + "_") else name
+            try:
+                self.layer(layer)
+            except KeyError as e:
+                raise ValueError(e.args[0]) from None
+            if mode.lower() not in OUTPUT_MODES:
+                raise ValueError(f"unknown output mode {mode!r} for layer {layer!r}: use {', '.join(OUTPUT_MODES)}")
+            if layer in modes:
+                raise ValueError(f"output mode for layer {layer!r} given twice")
+            modes[layer] = mode.lower()
+        return modes
 
 
 # The pipelines shipped in ``sample_pipelines`` (also registered as entry points).

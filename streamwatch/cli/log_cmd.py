@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from streamwatch.cli.options import check_run_options, run_options
+
 EXIT_OK, EXIT_QUERY_FAILED, EXIT_USAGE, EXIT_SPARK, EXIT_OUTPUT = 0, 1, 2, 3, 4
 
 EPILOG = """\b
@@ -18,6 +20,7 @@ Examples:
   streamwatch log --pipeline flights > events.jsonl        JSONL on stdout, until Ctrl-C
   streamwatch log --out events.jsonl --duration 120        two minutes, to a file
   streamwatch log --trigger availableNow --out run.jsonl   process what landed, then exit
+  streamwatch log --pipeline orders --output-mode gold_summary=update --out o.jsonl
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments
@@ -33,22 +36,12 @@ Exit codes:
 
 
 @click.command("log", epilog=EPILOG)
-@click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
-              help="Bundled (or plugged-in) pipeline to run.")
+@run_options
 @click.option("--out", default="-", show_default=True,
               help="JSONL output file, - for stdout, or an fsspec URL (s3://bucket/key) written as "
                    "segment objects KEY.1, KEY.2 …")
-@click.option("--master", default=None, envvar="STREAMWATCH_MASTER", show_envvar=True,
-              help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn, k8s://…")
-@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("streamwatch-workspace"), show_default=True,
-              help="Folder for landing files, tables, checkpoints and logs/spark.log.")
-@click.option("--trigger", default="processingTime=2 seconds", show_default=True,
-              help="default | availableNow | once | processingTime=<interval>.")
 @click.option("--duration", type=float, default=None,
               help="Stop the queries after SECONDS (default: until Ctrl-C or every query ends).")
-@click.option("--land-every", type=float, default=1.0, show_default=True, help="Seconds between landed input files.")
-@click.option("--max-files", type=int, default=None, help="Stop landing after this many files.")
 @click.option("--flush-every", type=int, default=1, show_default=True,
               help="Events per write flush (1: each event at once, tail -f works).")
 @click.option("--max-bytes", type=int, default=None, help="Rotate --out at this size (bytes): FILE.1, FILE.2 …")
@@ -56,10 +49,9 @@ Exit codes:
               help="With a URL --out: store a segment at least every SECONDS while events arrive [default: 5].")
 @click.option("--prometheus", "prometheus_port", type=int, default=None,
               help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
-@click.option("--no-ui", is_flag=True, help="Do not start the Spark UI.")
-def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigger: str, duration: float | None,
-        land_every: float, max_files: int | None, flush_every: int, max_bytes: int | None,
-        segment_seconds: float | None, prometheus_port: int | None, no_ui: bool) -> None:
+def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
+        max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
+        flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None) -> None:
     """Run PIPELINE's queries headless on Spark (local, or the cluster at
     --master) and write every
     streaming listener event (started, progress, idle, terminated) as
@@ -71,28 +63,22 @@ def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigg
     def say(msg: str) -> None:
         click.echo(f"streamwatch log: {msg}", err=True)
 
-    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.pipeline import Workspace
 
     try:
-        pipeline = get_pipeline(pipeline_name)
-    except KeyError as e:
-        say(e.args[0])
-        sys.exit(EXIT_USAGE)
-    for bad, msg in ((land_every <= 0, "--land-every must be > 0"), (flush_every < 1, "--flush-every must be >= 1"),
-                     (duration is not None and duration <= 0, "--duration must be > 0"),
-                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1"),
-                     (segment_seconds is not None and segment_seconds <= 0, "--segment-seconds must be > 0"),
-                     (master is not None and not master.strip(), "--master must not be empty")):
-        if bad:
-            say(msg)
-            sys.exit(EXIT_USAGE)
-    from streamwatch.spark.tables import trigger_kwargs, trigger_note
-
-    try:
-        trigger_kwargs(trigger)
+        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
     except ValueError as e:
         say(e.args[0])
         sys.exit(EXIT_USAGE)
+    for bad, msg in ((flush_every < 1, "--flush-every must be >= 1"),
+                     (duration is not None and duration <= 0, "--duration must be > 0"),
+                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1"),
+                     (segment_seconds is not None and segment_seconds <= 0, "--segment-seconds must be > 0")):
+        if bad:
+            say(msg)
+            sys.exit(EXIT_USAGE)
+    from streamwatch.spark.tables import trigger_note
+
     if trigger_note(trigger):
         say(trigger_note(trigger))
 
@@ -104,16 +90,16 @@ def log(pipeline_name: str, out: str, master: str | None, workspace: Path, trigg
             say(f"cannot write {out}: {e.strerror or e}")
             sys.exit(EXIT_OUTPUT)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
-    sys.exit(_run(pipeline, Workspace(workspace), out, master, trigger, duration, land_every, max_files,
+    sys.exit(_run(choice, Workspace(workspace), out, trigger, duration, land_every, max_files,
                   recording, prometheus_port, not no_ui, say))
 
 
-def _run(pipeline, ws, out, master, trigger, duration, land_every, max_files, recording,
+def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
          prometheus_port, ui, say) -> int:
     from streamwatch.spark.session import SessionConfig, create_session, default_master
     from streamwatch.spark.tableformat import TableFormatError, decide_table_format
 
-    master = (master or default_master()).strip()
+    master = choice.master or default_master().strip()
     say(f"starting Spark on {master} (logs: {ws.root / 'logs' / 'spark.log'})")
     try:
         spark, info = create_session(SessionConfig(workspace=ws.root, master=master, ui=ui,
@@ -129,20 +115,22 @@ def _run(pipeline, ws, out, master, trigger, duration, land_every, max_files, re
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, recording,
+        return _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
                        prometheus_port, ui, stop, say)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_files, recording,
+def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
             prometheus_port, ui, stop: threading.Event, say) -> int:
     from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryTerminated
     from streamwatch.model.runtime import RuntimeNotice, SessionInfo
     from streamwatch.spark.live import LiveBackend
     from streamwatch.spark.record import session_header
+
+    pipeline = choice.pipeline
 
     try:
         recorder = open_recorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
@@ -195,7 +183,7 @@ def _record(spark, info, pipeline, ws, out, trigger, duration, land_every, max_f
     say(f"Spark {info.spark_version} on {info.master}{executors}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
-                          land_every_s=land_every, max_files=max_files, ui=ui)
+                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)
     code = EXIT_OK
     try:
         try:

@@ -27,6 +27,9 @@ class LiveBackend:
     feeder landing data. Model objects go to ``emit`` through a bounded :class:`EventBus`.
 
     ``start(emit)`` blocks for the Spark start-up (~6 s): call it from a worker thread.
+    ``output_modes`` overrides layers' output modes (``{"gold": "update"}``, see
+    :meth:`streamwatch.pipeline.Pipeline.output_modes`); Spark's refusal of a query shape
+    makes ``start`` raise :class:`streamwatch.spark.runner.QueryRejected`.
     """
 
     def __init__(
@@ -42,6 +45,7 @@ class LiveBackend:
         options: dict[str, Any] | None = None,
         ui: bool = True,
         master: str | None = None,
+        output_modes: dict[str, str] | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.workspace = workspace
@@ -69,9 +73,11 @@ class LiveBackend:
         self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
         #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
         self.triggers: dict[str, str] = {q.query_name: trigger for q in self.plan.queries}
+        self._output_modes = dict(output_modes or {})  # layer → mode overrides for this run
         #: query name → output mode (append/update/complete)
         self.output_modes: dict[str, str] = {
-            pipeline.query_name(layer): layer.output_mode for layer in pipeline.layers
+            pipeline.query_name(layer): self._output_modes.get(layer.name, layer.output_mode)
+            for layer in pipeline.layers
         }
 
     def start(self, emit: Callable[[object], None]) -> SessionInfo:
@@ -123,7 +129,8 @@ class LiveBackend:
                     on_error=lambda e, s=source.name: emit(RuntimeNotice("error", f"landing {s}: {e}")),
                 )
                 self.feeders.append(feeder.start())
-            self.runner = PipelineRunner(self._spark, self.pipeline, self.workspace, info.table_format, self._options)
+            self.runner = PipelineRunner(self._spark, self.pipeline, self.workspace, info.table_format, self._options,
+                                         output_modes=self._output_modes)
             self.output_modes = {
                 self.pipeline.query_name(layer): self.runner.output_mode(layer) for layer in self.pipeline.layers
             }

@@ -9,10 +9,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamwatch.model.runtime import QueryPlan, RunPlan
-from streamwatch.pipeline import Layer, LayerContext, Pipeline, Workspace
+from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace
 from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
-
-OUTPUT_MODES = ("append", "update", "complete")
 
 
 class QueryRejected(ValueError):

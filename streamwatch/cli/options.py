@@ -1,0 +1,75 @@
+"""The options ``streamwatch run`` (dashboard) and ``streamwatch log`` (headless) share: what
+to run and how — pipeline, workspace, trigger, output modes, landing pace, Spark master, UI —
+and their checks before Spark starts (no pyspark import)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from streamwatch.pipeline import Pipeline
+
+_OPTIONS = (
+    click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
+                 help="Bundled (or plugged-in) pipeline to run; see `streamwatch pipelines`."),
+    click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
+                 default=Path("streamwatch-workspace"), show_default=True,
+                 help="Folder for landing files, tables, checkpoints and logs/spark.log."),
+    click.option("--trigger", default="processingTime=2 seconds", show_default=True,
+                 help="default | availableNow | once | processingTime=<interval> (e.g. 2s, 500ms)."),
+    click.option("--output-mode", "output_mode_specs", multiple=True, metavar="LAYER=MODE",
+                 help="Override a layer's output mode (append | update | complete), e.g. "
+                      "--output-mode gold=update; repeatable. Spark's refusal of a query shape "
+                      "is reported in one line."),
+    click.option("--land-every", type=float, default=1.0, show_default=True,
+                 help="Seconds between landed input files."),
+    click.option("--max-files", type=int, default=None,
+                 help="Stop landing after this many files (default: the whole data set)."),
+    click.option("--master", default=None, envvar="STREAMWATCH_MASTER", show_envvar=True,
+                 help="Spark master URL: local[*] (default), local[N], spark://HOST:7077, yarn, k8s://…"),
+    click.option("--no-ui", is_flag=True, help="Do not start the Spark UI."),
+)
+
+
+def run_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator adding the shared options; the command receives ``pipeline_name``,
+    ``workspace``, ``trigger``, ``output_mode_specs``, ``land_every``, ``max_files``,
+    ``master`` and ``no_ui``."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """The checked options: the pipeline, its output-mode overrides (``{layer: mode}``) and
+    the master URL (None: ``STREAMWATCH_MASTER`` or ``local[*]``)."""
+
+    pipeline: Pipeline
+    output_modes: dict[str, str]
+    master: str | None
+
+
+def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
+                      max_files: int | None, master: str | None) -> RunChoice:
+    """Checks the shared options before Spark starts. Raises ``ValueError`` with a one-line
+    message for an unknown pipeline, trigger spec, layer or output mode, and for bad numbers."""
+    from streamwatch.pipeline import get_pipeline
+    from streamwatch.spark.tables import trigger_kwargs
+
+    try:
+        pipeline = get_pipeline(pipeline_name)
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
+    trigger_kwargs(trigger)
+    modes = pipeline.output_modes(output_mode_specs)
+    if land_every <= 0:
+        raise ValueError("--land-every must be > 0")
+    if max_files is not None and max_files < 0:
+        raise ValueError("--max-files must be >= 0")
+    if master is not None and not master.strip():
+        raise ValueError("--master must not be empty")
+    return RunChoice(pipeline, modes, master.strip() if master else None)
