@@ -6,6 +6,7 @@
 * :func:`quarantine_layer` — a query reading bronze's malformed rows (``_corrupt_record`` is
   set) into a ``quarantine`` table holding the raw record and its source file, so
   ``input records = bronze good rows + quarantined rows`` exactly.
+* :func:`check_ratios` — the data factories' validation of their fault-injection ratios.
 """
 
 from __future__ import annotations
@@ -15,6 +16,14 @@ from typing import Any
 from streamwatch.pipeline import Layer, LayerContext
 
 CORRUPT = "_corrupt_record"
+
+
+def check_ratios(**ratios: float) -> None:
+    """Validate a data factory's fault-injection ratios (``late_ratio=0.1, bad_ratio=0.0`` …):
+    each is a fraction in [0, 1]. Raises ``ValueError`` naming the first one outside."""
+    for name, r in ratios.items():
+        if not 0.0 <= r <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1, got {r}")
 
 
 def with_corrupt_column(schema):

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import IntervalReplay, write_atomically
 
 COLUMNS = [
@@ -74,9 +75,7 @@ class FlightsFactory(IntervalReplay):
         seed: int = 13,
     ) -> None:
         super().__init__(directory, interval_minutes)
-        for name, r in (("late_ratio", late_ratio), ("bad_ratio", bad_ratio)):
-            if not 0.0 <= r <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, got {r}")
+        check_ratios(late_ratio=late_ratio, bad_ratio=bad_ratio)
         if late_by_files < 1:
             raise ValueError("late_by_files must be >= 1")
         self.late_ratio = late_ratio

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import write_atomically
 
 START = datetime(2024, 3, 1, tzinfo=timezone.utc)
@@ -96,9 +97,7 @@ class OrdersFactory:
         bad_ratio: float = 0.0,
         seed: int = 7,
     ) -> None:
-        for name, r in (("dup_ratio", dup_ratio), ("bad_ratio", bad_ratio)):
-            if not 0.0 <= r <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, got {r}")
+        check_ratios(dup_ratio=dup_ratio, bad_ratio=bad_ratio)
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.orders_per_file = orders_per_file
