@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.imports import loads_module
+
 STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 
 
@@ -33,11 +35,9 @@ def test_trigger_once_is_accepted_with_a_note_before_anything_starts(tmp_path):
 
 
 def test_headless_modules_never_import_textual():
-    code = ("import sys, streamwatch.cli.log_cmd, streamwatch.spark.live, streamwatch.spark.record, "
-            "streamwatch.spark.session, streamwatch.events.jsonl, streamwatch.metrics\n"
-            "print('textual' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "False", out.stderr
+    code = ("import streamwatch.cli.log_cmd, streamwatch.spark.live, streamwatch.spark.record, "
+            "streamwatch.spark.session, streamwatch.events.jsonl, streamwatch.metrics")
+    assert not loads_module(code, "textual")
 
 
 @pytest.mark.spark

@@ -21,7 +21,6 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import struct
 import tempfile
 import threading
 import time
@@ -38,6 +37,7 @@ from fuzzprofiles import fuzz_settings
 from streamwatch.cli import main
 from streamwatch.events import EventSourceError, JsonlRecorder, ReadReport, read_events
 from streamwatch.events.jsonl import decode, rotated_segments
+from tests.helpers.spark_codecs import lz4java
 
 BASE_REC = evmutate.recording_lines()
 BASE_LOG, BASE_LOG_KEYS = evmutate.eventlog_lines()
@@ -78,18 +78,6 @@ def _cli(path: Path) -> None:
             assert len(r.stderr.strip().splitlines()) >= 1
 
 
-def _lz4java(data: bytes, block: int = 4096) -> bytes:
-    """lz4-java's LZ4BlockOutputStream framing, as Spark's lz4 codec writes it."""
-    import lz4.block
-
-    out = b""
-    for i in range(0, len(data), block):
-        chunk = data[i : i + block]
-        comp = lz4.block.compress(chunk, store_size=False)
-        out += struct.pack("<8sBiii", b"LZ4Block", 0x20 | 4, len(comp), len(chunk), 0) + comp
-    return out + struct.pack("<8sBiii", b"LZ4Block", 0x10, 0, 0, 0)
-
-
 def _compress(codec: str, data: bytes) -> bytes:
     if codec == ".gz":
         return gzip.compress(data)
@@ -98,7 +86,7 @@ def _compress(codec: str, data: bytes) -> bytes:
 
         return zstandard.ZstdCompressor().compress(data)
     if codec == ".lz4":
-        return _lz4java(data)
+        return lz4java(data)
     return data
 
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import struct
 
-import lz4.block
 import pytest
 import zstandard
 
 from streamwatch.events.eventlog import read_event_log
 from streamwatch.events.reader import EventSourceError, ReadReport, detect_format, read_events
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, QueryTerminated, UnsupportedEvent
+from tests.helpers.spark_codecs import lz4java
 
 P = "org.apache.spark.sql.streaming.StreamingQueryListener$"
 QID, RUN = "20ec6e44-e858-4646-b366-6f8cf24e9d42", "143a4659-fb71-40db-b5a0-7a8cfeedc7ec"
@@ -59,21 +58,11 @@ def _check(events, report):
     assert h.conf["spark.hadoop.fs.s3a.access.key"] == "*********" and h.conf["spark.my.password"] == "*********"
 
 
-def _lz4java(data: bytes, block: int = 64) -> bytes:
-    """lz4-java's LZ4BlockOutputStream framing (what Spark's lz4 codec writes)."""
-    out = b""
-    for i in range(0, len(data), block):
-        chunk = data[i:i + block]
-        comp = lz4.block.compress(chunk, store_size=False)
-        out += struct.pack("<8sBiii", b"LZ4Block", 0x20 | 4, len(comp), len(chunk), 0) + comp
-    return out + struct.pack("<8sBiii", b"LZ4Block", 0x10, 0, 0, 0)
-
-
 @pytest.mark.parametrize("suffix,compress", [
     ("", lambda b: b),
     (".gz", gzip.compress),
     (".zstd", lambda b: zstandard.ZstdCompressor().compress(b)),
-    (".lz4", _lz4java),
+    (".lz4", lambda b: lz4java(b, block=64)),  # many small blocks
 ])
 def test_every_codec_spark_writes(tmp_path, suffix, compress):
     path = tmp_path / f"local-17{suffix}"
