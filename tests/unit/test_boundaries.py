@@ -24,6 +24,7 @@ CASES = [
     ("streamwatch.events", ["pyspark", "textual"]),
     ("streamwatch.cli", ["pyspark", "textual"]),
     ("streamwatch.tui.app", ["pyspark"]),
+    ("streamwatch.tui.rendering", ["pyspark"]),
     ("streamwatch.tui.state", ["pyspark", "textual"]),
     ("streamwatch.tui.diagnosis", ["pyspark", "textual"]),
     ("streamwatch.tui.journey", ["pyspark", "textual"]),
