@@ -68,8 +68,8 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("colon", "command", "Cmd", key_display=":"),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("colon", "command", "Cmd", key_display=":", priority=True),  # see ControlsMixin.LINE_OPENERS
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
         Binding("escape", "escape", "Back", show=False, key_display="esc"),
         *(Binding(str(i + 1), f"tab('{t}')", t.title(), show=False) for i, t in enumerate(TABS)),
         Binding("p", "pause", "Pause"),
@@ -80,7 +80,7 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         Binding("X", "control('stop', 'all')", "Stop all", show=False),
         Binding("R", "control('restart', 'all')", "Restart all", show=False),
         Binding("l", "land", "Land"),
-        Binding("t", "trigger", "Trigger", show=False),
+        Binding("t", "trigger", "Trigger", show=False, priority=True),
     ]
 
     def __init__(self, backend: Backend, checkpoint_refresh_s: float = 2.0, history: int = DEFAULT_HISTORY,

@@ -72,6 +72,19 @@ class ControlsMixin:
             self.render_all()
 
     # -- command line and filter -------------------------------------------------------------
+    #: actions that open the command line. Their keys are priority bindings, run the moment
+    #: the key is read: keys typed right after ``:`` then already reach the line (a normal
+    #: binding runs only after the focused table has handled the key, so fast typing would
+    #: trigger the table's and the app's bindings instead).
+    LINE_OPENERS = ("command", "filter", "trigger")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Typed inside the command line, or over the help screen, ``:``, ``/`` and ``t`` are
+        plain keys, not line openers."""
+        if action in self.LINE_OPENERS:
+            return self.screen is self._main and not isinstance(self.focused, CommandLine)
+        return True
+
     def action_command(self, value: str = "") -> None:
         self._main.query_one("#cmdline", CommandLine).open("command", value)
 

@@ -75,7 +75,7 @@ def session_line(info: SessionInfo | RecordedSession | None, replay: bool = Fals
         app = info.pipeline or info.app_name or "application"
         parts = [f"Replay of {what}: {app}" + (f" ({info.app_id})" if info.app_id else "")]
         if info.spark_version or info.master:
-            parts.append(f"Spark {info.spark_version or '?'} on {info.master or '?'}")
+            parts.append(f"Spark {info.spark_version or '?'}" + (f" on {info.master}" if info.master else ""))
         if info.started_ms:
             parts.append(f"started {stamp(info.started_ms)} UTC")
         return " · ".join(parts)

@@ -1,0 +1,66 @@
+"""Keys that arrive in one burst, as a terminal delivers fast typing or a paste: the driver
+posts them all before the app handles the first. Pilot's press() waits after every key, so
+these tests post the Key events themselves."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import events
+
+from conftest import settle, wait_for
+
+CHARS = {":": "colon", "/": "slash", " ": "space", "=": "equals_sign"}
+
+
+def burst(app, text: str) -> None:
+    """Post every key of ``text`` to the app at once (no waiting in between)."""
+    for ch in text:
+        app.post_message(events.Key(CHARS.get(ch, ch), ch))
+
+
+def run(app, scenario) -> None:
+    async def main():
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            await scenario(pilot)
+    asyncio.run(main())
+
+
+def test_fast_typing_after_colon_lands_in_the_command_line(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        line = app.query_one("#cmdline")
+        burst(app, ":events")  # s and t are bindings too (start, trigger)
+        await wait_for(pilot, lambda: line.value == "events", "the whole command in the line")
+        assert app.active_tab == "queries" and line.mode == "command", "no key reached a binding"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.active_tab == "events", "the events tab")
+
+    run(app, scenario)
+
+
+def test_colon_and_slash_typed_inside_the_line_are_characters(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        line = app.query_one("#cmdline")
+        burst(app, "/10:00/x")
+        await wait_for(pilot, lambda: line.value == "10:00/x", "the filter text with : and /")
+        assert line.mode == "filter"
+
+    run(app, scenario)
+
+
+def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: app.screen is not app._main, "the help screen")
+        await pilot.press("colon")
+        await pilot.pause(0.2)
+        assert not app._main.query_one("#cmdline").display
+
+    run(app, scenario)
