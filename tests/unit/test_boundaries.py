@@ -38,6 +38,8 @@ CASES = [
     ("streamwatch.events.summary", ["pyspark", "textual"]),
     ("streamwatch.events.segments", ["pyspark", "textual"]),
     ("streamwatch.events.remote", ["pyspark", "textual"]),
+    ("streamwatch.events.runs", ["pyspark", "textual"]),
+    ("streamwatch.cli.options", ["pyspark", "textual"]),
     ("streamwatch.tui.replay", ["pyspark"]),
     ("streamwatch.cli.log_cmd", ["pyspark", "textual"]),
     ("streamwatch.metrics", ["pyspark", "textual"]),
