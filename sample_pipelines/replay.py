@@ -44,14 +44,15 @@ class IntervalReplay:
     def data(self) -> pd.DataFrame:
         if self._data is None:
             self._data = self.load()
-            start = self._data["_sched"].iloc[0].floor("D")
-            glob = self.name_format.split("%", 1)[0] + "*"
-            landed = sorted(p.name for p in self.directory.glob(glob) if not p.name.startswith("."))
-            if landed:
-                last = pd.Timestamp(datetime.strptime(landed[-1], self.name_format), tz="UTC")
-                start = last + self.interval
-            self._cursor = start
+            last = self.last_landed()
+            self._cursor = self._data["_sched"].iloc[0].floor("D") if last is None else last + self.interval
         return self._data
+
+    def last_landed(self) -> pd.Timestamp | None:
+        """The interval start of the newest file already in ``directory`` (None: none yet)."""
+        glob = self.name_format.split("%", 1)[0] + "*"
+        landed = sorted(p.name for p in self.directory.glob(glob) if not p.name.startswith("."))
+        return pd.Timestamp(datetime.strptime(landed[-1], self.name_format), tz="UTC") if landed else None
 
     @property
     def exhausted(self) -> bool:
@@ -82,9 +83,14 @@ class IntervalReplay:
             if rows.empty:
                 continue
             final = self.directory / lo.strftime(self.name_format)
-            written.append(write_atomically(final, self.render(rows, lo)))
+            text = self.render(rows, lo)
+            self.before_landing(lo)
+            written.append(write_atomically(final, text))
             self.landed(lo)
         return written
+
+    def before_landing(self, lo: pd.Timestamp) -> None:
+        """Called just before the file of interval ``lo`` is written (save state as of it)."""
 
     def landed(self, lo: pd.Timestamp) -> None:
         """Called after the file of interval ``lo`` was written."""

@@ -11,7 +11,10 @@ Injected faults (both deterministic for a given ``seed``):
   ``late_by_files`` files later, appended after the on-time rows: late *and* out of order.
   With the gold watermark of 1 hour and files of 6 hours, such rows arrive behind the
   watermark and show up as ``numRowsDroppedByWatermark`` of the stateful operators. Held-back
-  rows survive across processes in ``.late-pending.csv`` (hidden from Spark's file source).
+  rows survive across processes in ``.late-pending.<interval>.csv`` (hidden from Spark's file
+  source): the rows still held back once that interval's file has landed. It is written just
+  before the file, and the previous one is removed just after, so a factory killed between
+  the two resumes from the state that matches the last file landed — no row twice, none lost.
 * ``bad_ratio`` — that fraction of rows is replaced by a malformed line (a text where a number
   belongs, a truncated line, or garbage), which bronze parses into ``_corrupt_record`` and the
   quarantine layer collects.
@@ -34,7 +37,8 @@ COLUMNS = [
     "air_time", "distance", "hour", "minute", "time_hour",
 ]
 NAME_FORMAT = "flights_%Y-%m-%dT%H-%M.csv"
-PENDING = ".late-pending.csv"
+PENDING = ".late-pending.csv"  # before generations: read when no generation exists
+PENDING_GENERATION = ".late-pending.{}.csv"  # str.format(interval start as in NAME_FORMAT)
 
 
 def load_flights() -> pd.DataFrame:
@@ -82,15 +86,26 @@ class FlightsFactory(IntervalReplay):
         self.bad_ratio = bad_ratio
         self.late_by = self.interval * late_by_files
         self.seed = seed
-        self._pending_path = self.directory / PENDING
         self._pending = self._read_pending()
 
     def load(self) -> pd.DataFrame:
         return load_flights()
 
+    def _generation(self, lo: pd.Timestamp) -> Path:
+        return self.directory / PENDING_GENERATION.format(lo.strftime("%Y-%m-%dT%H-%M"))
+
+    def _generations(self) -> list[Path]:
+        return sorted(self.directory.glob(PENDING_GENERATION.format("*")))
+
     def _read_pending(self) -> pd.DataFrame:
-        if self._pending_path.exists():
-            df = pd.read_csv(self._pending_path, dtype={"tailnum": str}, keep_default_na=True)
+        """The rows held back as of the last landed file: its generation; the single
+        pre-generation file when there is no generation at all; else none."""
+        last = self.last_landed()
+        path = self._generation(last) if last is not None else None
+        if path is None or not path.exists():
+            path = self.directory / PENDING if not self._generations() else None
+        if path is not None and path.exists():
+            df = pd.read_csv(path, dtype={"tailnum": str}, keep_default_na=True)
             df["_due"] = pd.to_datetime(df["_due"], utc=True)
             return df
         return pd.DataFrame(columns=COLUMNS + ["_due"])
@@ -125,10 +140,14 @@ class FlightsFactory(IntervalReplay):
         out = [_bad_line(line, int(k)) if b else line for line, b, k in zip(lines, bad, kinds)]
         return "\n".join([header, *out]) + "\n"
 
-    def landed(self, lo: pd.Timestamp) -> None:
-        if self._pending.empty:
-            self._pending_path.unlink(missing_ok=True)
-        elif self.late_ratio > 0 or self._pending_path.exists():
+    def before_landing(self, lo: pd.Timestamp) -> None:
+        if self.late_ratio > 0 or not self._pending.empty or self._generations():
             buf = io.StringIO()
             self._pending.to_csv(buf, index=False)
-            write_atomically(self._pending_path, buf.getvalue())
+            write_atomically(self._generation(lo), buf.getvalue())
+
+    def landed(self, lo: pd.Timestamp) -> None:
+        keep = self._generation(lo)
+        for old in [*self._generations(), self.directory / PENDING]:
+            if old != keep:
+                old.unlink(missing_ok=True)

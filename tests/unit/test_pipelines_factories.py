@@ -56,11 +56,46 @@ def test_flights_late_rows_are_held_back_and_bad_lines_injected(tmp_path):
     faulty = FlightsFactory(tmp_path / "b", late_ratio=0.1, bad_ratio=0.05).land(6)
     rows = lambda paths: sum(1 for p in paths for _ in p.open()) - len(paths)  # noqa: E731
     assert rows(faulty) < rows(plain)  # late rows from the last files are still pending
-    assert (tmp_path / "b" / ".late-pending.csv").exists()
+    assert [g.name for g in (tmp_path / "b").glob(".late-pending.*.csv")] == [
+        f".late-pending.{faulty[-1].name[len('flights_'):-len('.csv')]}.csv"]  # as of the last file only
     lines = [line for p in faulty for line in p.read_text().splitlines()]
     assert any("n/a" in line or "corrupted" in line or line.count(",") < 18 for line in lines)
     late_file = list(csv.DictReader(faulty[4].open()))  # 4 files after the first
     assert any(r.get("time_hour", "") < "2013-01-02" for r in late_file if r.get("time_hour"))
+
+
+class _Killed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("hook", ["before_landing", "landed"])
+def test_flights_factory_killed_around_a_file_resumes_without_losing_or_repeating_rows(tmp_path, hook):
+    """Killed after saving the held-back rows but before writing the file (after
+    before_landing), or after writing the file but before removing the previous state (instead
+    of landed): a new factory lands exactly the files an uninterrupted one does."""
+    FlightsFactory(tmp_path / "clean", late_ratio=0.2).land(12)
+
+    class DiesOnce(FlightsFactory):
+        def __getattribute__(self, name):
+            if name == hook and len(list(self.directory.glob("flights_*.csv"))) == 5:
+                original = super().__getattribute__(name)
+
+                def die(lo):
+                    if hook == "before_landing":
+                        original(lo)
+                    raise _Killed
+                return die
+            return super().__getattribute__(name)
+
+    with pytest.raises(_Killed):
+        DiesOnce(tmp_path / "killed", late_ratio=0.2).land(12)
+    resumed = FlightsFactory(tmp_path / "killed", late_ratio=0.2)
+    resumed.land(12 - len(list((tmp_path / "killed").glob("flights_*.csv"))))
+    clean = sorted((tmp_path / "clean").glob("flights_*.csv"))
+    killed = sorted((tmp_path / "killed").glob("flights_*.csv"))
+    assert [p.name for p in killed] == [p.name for p in clean]
+    for a, b in zip(clean, killed):
+        assert a.read_text() == b.read_text(), f"{b.name} differs from the uninterrupted run"
 
 
 @pytest.mark.parametrize("kw", [{"late_ratio": 1.5}, {"bad_ratio": -0.1}, {"late_by_files": 0}])
