@@ -163,3 +163,31 @@ def test_record_round_trips_to_equal_model_objects(spark, tmp_path):
     assert got[-1] == final and final.dropped == 0 and final.sink_errors == 0
     assert report.header is not None and report.header.app["appId"] == spark.sparkContext.applicationId
     assert report.bad_lines == 0
+
+
+def test_without_the_one_call_route_events_are_converted_the_pyspark_way(spark, tmp_path):
+    """Where JsonProtocol.sparkEventToJsonString cannot be called (another Spark build), each
+    event falls back to PySpark's own conversion: same model objects, counted as fallbacks."""
+    from streamwatch.spark.listener import PublishingListener
+
+    _land(tmp_path / "in", 2)
+    bus = EventBus()
+    got = Collected()
+    bus.add_sink(got)
+    listener = PublishingListener(bus.publish)
+    spark.streams.addListener(listener)
+    listener._to_json = None  # as when the JVM lookup failed
+    try:
+        q = (spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(tmp_path / "in"))
+             .groupBy("k").count().writeStream.outputMode("update").format("noop").queryName("sw_fallback")
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
+        assert q.awaitTermination(180)
+        _wait(lambda: got.of(q.id, QueryTerminated), 30, "the terminated event")
+    finally:
+        spark.streams.removeListener(listener)
+        bus.close(2)
+    kinds = [type(e) for e in got.of(q.id)]
+    assert kinds == [QueryStarted, QueryProgress, QueryProgress, QueryTerminated]
+    assert listener.fallbacks == 4 and listener.conversion_errors == 0
+    p = got.of(q.id, QueryProgress)[-1]
+    assert p.batch_id == 1 and p.num_input_rows == 20 and p.state_operators[0].num_rows_total == 3
