@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import IntervalReplay
 
 START = pd.Timestamp("2016-07-26T00:00:00Z")
@@ -43,8 +44,7 @@ class EventsFactory(IntervalReplay):
     name_format = "events_%Y-%m-%dT%H-%M.json"
 
     def __init__(self, directory: Path, interval_minutes: int = 30, bad_ratio: float = 0.0, seed: int = 3) -> None:
-        if not 0.0 <= bad_ratio <= 1.0:
-            raise ValueError(f"bad_ratio must be between 0 and 1, got {bad_ratio}")
+        check_ratios(bad_ratio=bad_ratio)
         super().__init__(directory, interval_minutes)
         self.bad_ratio = bad_ratio
         self.seed = seed
