@@ -20,7 +20,8 @@ Examples:
   streamwatch log --pipeline flights > events.jsonl        JSONL on stdout, until Ctrl-C
   streamwatch log --out events.jsonl --duration 120        two minutes, to a file
   streamwatch log --trigger availableNow --out run.jsonl   process what landed, then exit
-  streamwatch log --pipeline orders --output-mode gold_summary=update --out o.jsonl
+  streamwatch log --output-mode gold=complete --out ev.jsonl
+                                                           gold table rewritten whole each batch
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments

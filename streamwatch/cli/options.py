@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import click
 
-from streamwatch.pipeline import Pipeline
+from streamwatch.pipeline import Pipeline, get_pipeline
 
 _OPTIONS = (
     click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
@@ -22,8 +22,9 @@ _OPTIONS = (
                  help="default | availableNow | once | processingTime=<interval> (e.g. 2s, 500ms)."),
     click.option("--output-mode", "output_mode_specs", multiple=True, metavar="LAYER=MODE",
                  help="Override a layer's output mode (append | update | complete), e.g. "
-                      "--output-mode gold=update; repeatable. Spark's refusal of a query shape "
-                      "is reported in one line."),
+                      "--output-mode gold=complete; repeatable. Parquet tables take append, or "
+                      "complete (rewritten each batch); Spark's refusal of a query shape is "
+                      "reported in one line."),
     click.option("--land-every", type=float, default=1.0, show_default=True,
                  help="Seconds between landed input files."),
     click.option("--max-files", type=int, default=None,
@@ -57,8 +58,7 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
                       max_files: int | None, master: str | None) -> RunChoice:
     """Checks the shared options before Spark starts. Raises ``ValueError`` with a one-line
     message for an unknown pipeline, trigger spec, layer or output mode, and for bad numbers."""
-    from streamwatch.pipeline import get_pipeline
-    from streamwatch.spark.tables import trigger_kwargs
+    from streamwatch.spark.tables import trigger_kwargs  # imports pyspark: only when checking
 
     try:
         pipeline = get_pipeline(pipeline_name)

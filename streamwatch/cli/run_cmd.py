@@ -34,7 +34,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
       streamwatch run
       streamwatch run --trigger processingTime=5s --land-every 0.5 --max-files 200
       streamwatch run --workspace /tmp/ws --no-ui --history 50000
-      streamwatch run --pipeline orders --output-mode gold_summary=update
+      streamwatch run --output-mode gold=complete
       streamwatch run --master spark://127.0.0.1:7077
     """
     from streamwatch.pipeline import Workspace
