@@ -1,0 +1,1 @@
+"""UI-free logic every front-end shares (no pyspark, no textual)."""

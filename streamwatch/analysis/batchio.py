@@ -1,0 +1,261 @@
+"""Per-batch input, output and state of one checkpoint, read with point look-ups
+(:class:`~streamwatch.analysis.probe.Probe`): each call touches only the files batch N wrote.
+
+* file source: ``sources/<i>/<L>`` (or ``<L>.compact``) for every log id the batch's
+  ``{"logOffset": L}`` advanced over (mirrors ``FileStreamSourceLog``);
+* file sink: ``<sink>/_spark_metadata/<N>`` (or ``<N>.compact``; mirrors ``FileStreamSinkLog``);
+* Delta sink: ``_delta_log/<version>.json`` commits after the last one seen, matched to the
+  batch by their streaming ``txn`` (appId = query id, version = batch id);
+* state: version N+1 of every partition's store (``N+1.delta``/``.snapshot`` for the
+  HDFS-backed provider, ``N+1.zip``/``.changelog`` — with the v2 unique ids of
+  ``commits/N`` when present — for RocksDB).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+import orjson
+
+from streamwatch.analysis.probe import FileStat, Probe, same_place
+from streamwatch.analysis.records import BatchOutput, SourceInput, StateUsage
+from streamwatch.checkpoint.delta import parse_delta_commit
+from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_header
+from streamwatch.model.batchlogs import OffsetLogEntry, SourceOffset
+from streamwatch.model.deltalog import DeltaCommit
+from streamwatch.model.statestore import StateOperator
+
+#: Sink file paths remembered to tell a ``.compact`` file's new entries from older ones.
+SEEN_PATHS = 200_000
+
+
+def _json_lines(body: bytes) -> list[dict]:
+    out = []
+    for line in body.split(b"\n"):
+        if line.strip():
+            try:
+                v = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(v, dict):
+                out.append(v)
+    return out
+
+
+def read_log_file(probe: Probe, folder: str, batch_id: int) -> tuple[list[dict], bool] | None:
+    """Entries of a compactible log's batch ``batch_id`` (``N``, else ``N.compact``) and
+    whether they came from a compact file; None when neither exists or is readable."""
+    for name, compact in ((str(batch_id), False), (f"{batch_id}.compact", True)):
+        path = probe.join(folder, name)
+        data = probe.read(path)
+        if data is None:
+            continue
+        version, body, _ = split_header(data, path, MAX_FILE_LOG_VERSION, name)
+        if version is None:
+            return None
+        return _json_lines(body), compact
+    return None
+
+
+def _number(p: SourceOffset | None) -> int | None:
+    if p is None:
+        return None
+    if p.kind == "number":
+        try:
+            return int(p.raw)
+        except ValueError:
+            return None
+    v = p.fields.get("offset")
+    return v if isinstance(v, int) else None
+
+
+def _int(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class SourceReader:
+    """Input of each batch (see module docstring). File sizes are looked up with one stat
+    per input file (None when a file was moved or deleted)."""
+
+    def __init__(self, probe: Probe, root: str, *, file_sizes: bool = True) -> None:
+        self.probe = probe
+        self.root = root
+        self.file_sizes = file_sizes
+
+    def _folder(self, entry: OffsetLogEntry, i: int) -> str:
+        sid = entry.source_ids[i] if i < len(entry.source_ids) and entry.version >= 2 else str(i)
+        return self.probe.join(self.root, "sources", sid)
+
+    def inputs(self, entry: OffsetLogEntry, prev: OffsetLogEntry | None) -> tuple[SourceInput, ...]:
+        out = []
+        for i, p in enumerate(entry.parsed):
+            sid = entry.source_ids[i] if i < len(entry.source_ids) else str(i)
+            q = prev.parsed[i] if prev is not None and i < len(prev.parsed) else None
+            if p is None:
+                out.append(SourceInput(sid, "none"))
+            elif p.kind == "file":
+                out.append(self._file(entry, i, sid, p, q, prev is None))
+            elif p.kind == "kafka":
+                before = q.kafka_partitions if q is not None and q.kind == "kafka" else {}
+                adv = {t: {str(k): int(v) - int(before.get(t, {}).get(k, v if prev is None else 0))
+                           for k, v in parts.items() if isinstance(v, int)}
+                       for t, parts in p.kafka_partitions.items()}
+                out.append(SourceInput(sid, "kafka", offsets=adv, offset=p.summary()))
+            elif p.kind == "delta":
+                to = _int(p.fields.get("reservoirVersion"))
+                frm = _int(q.fields.get("reservoirVersion")) if q is not None and q.kind == "delta" else to
+                out.append(SourceInput(sid, "delta", versions=(frm, to) if to is not None and frm is not None else None,
+                                       offset=str(p.fields.get("reservoirId") or "")))
+            elif p.kind in ("rate", "number"):
+                a, b = _number(p), _number(q)
+                out.append(SourceInput(sid, p.kind, advanced=(a - b) if a is not None and b is not None else None,
+                                       offset=p.summary()))
+            else:
+                out.append(SourceInput(sid, p.kind, offset=p.raw[:200]))
+        return tuple(out)
+
+    def _file(self, entry: OffsetLogEntry, i: int, sid: str, p: SourceOffset, q: SourceOffset | None,
+              first: bool) -> SourceInput:
+        last = p.log_offset
+        before = q.log_offset if q is not None and q.kind == "file" else None
+        if last is None:
+            return SourceInput(sid, "file", offset=p.summary())
+        if before is None:
+            before = -1 if first and entry.batch_id == 0 else last - 1
+        folder = self._folder(entry, i)
+        paths: list[str] = []
+        mtimes: list[int] = []
+        for log_id in range(before + 1, last + 1):
+            got = read_log_file(self.probe, folder, log_id)
+            if got is None:
+                continue
+            rows, compact = got
+            for r in rows:
+                if compact and r.get("batchId") != log_id:
+                    continue
+                if isinstance(r.get("path"), str):
+                    paths.append(r["path"])
+                    mtimes.append(_int(r.get("timestamp")) or 0)
+        size: int | None = None
+        if self.file_sizes:
+            stats = [self.probe.stat_url(u) for u in paths]
+            size = None if any(s is None for s in stats) else sum(s.size for s in stats if s is not None)
+        return SourceInput(sid, "file", files=len(paths), bytes=size, paths=tuple(paths),
+                           offset=p.summary(), file_mtimes_ms=tuple(mtimes))
+
+
+class FileSinkReader:
+    """Files a file sink committed per batch, from ``<sink>/_spark_metadata``."""
+
+    def __init__(self, probe: Probe, sink: str) -> None:
+        self.probe = probe
+        self.folder = probe.join(sink, "_spark_metadata")
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def output(self, batch_id: int, planned_at_ms: int | None) -> BatchOutput | None:
+        got = read_log_file(self.probe, self.folder, batch_id)
+        if got is None:
+            return None
+        rows, compact = got
+        files: list[tuple[str, int]] = []
+        floor = (planned_at_ms // 1000) * 1000 if planned_at_ms else None
+        for r in rows:
+            path = r.get("path")
+            if r.get("action") != "add" or not isinstance(path, str):
+                continue
+            key = same_place(path)
+            if compact and (key in self._seen or (floor is not None and (_int(r.get("modificationTime")) or 0) < floor)):
+                continue
+            files.append((path, _int(r.get("size")) or 0))
+        for path, _ in files:
+            self._seen[same_place(path)] = None
+        while len(self._seen) > SEEN_PATHS:
+            self._seen.popitem(last=False)
+        return BatchOutput("file", len(files), sum(s for _, s in files), paths=tuple(p for p, _ in files),
+                           sizes=tuple(s for _, s in files))
+
+
+class DeltaSinkReader:
+    """Delta versions a streaming Delta sink wrote per batch (``_delta_log`` commits whose
+    ``txn`` names the query and the batch)."""
+
+    def __init__(self, probe: Probe, table: str, query_id: str | None, history: int) -> None:
+        self.probe = probe
+        self.folder = probe.join(table, "_delta_log")
+        self.query_id = query_id
+        names = probe.names(self.folder) or []
+        versions = sorted(int(n[:20]) for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isdigit())
+        self.next_version = max(0, versions[-1] - history) if versions else 0
+        self.table_id = self._table_id(versions[0] if versions else None)
+        self.commits: OrderedDict[int, DeltaCommit] = OrderedDict()
+
+    def _table_id(self, version: int | None) -> str | None:
+        if version is None:
+            return None
+        data = self.probe.read(self.probe.join(self.folder, f"{version:020d}.json"))
+        for row in _json_lines(data or b""):
+            meta = row.get("metaData")
+            if isinstance(meta, dict) and isinstance(meta.get("id"), str):
+                return meta["id"]
+        return None
+
+    def catch_up(self) -> None:
+        """Read every commit after the last one read (one look-up past the end)."""
+        while True:
+            data = self.probe.read(self.probe.join(self.folder, f"{self.next_version:020d}.json"))
+            if data is None:
+                return
+            c = parse_delta_commit(data, self.next_version)
+            if c is not None:
+                self.commits[c.version] = c
+                if self.table_id is None:
+                    self.table_id = self._table_id(c.version)
+            while len(self.commits) > 10_000:
+                self.commits.popitem(last=False)
+            self.next_version += 1
+
+    @property
+    def latest_version(self) -> int | None:
+        return self.next_version - 1 if self.next_version else None
+
+    def output(self, batch_id: int) -> BatchOutput:
+        self.catch_up()
+        mine = [c for c in self.commits.values()
+                if c.txn_version == batch_id and (self.query_id is None or c.txn_app_id in (None, self.query_id))]
+        return BatchOutput("delta", sum(c.adds for c in mine), None, versions=tuple(c.version for c in mine))
+
+
+class StateReader:
+    """State files written for version N+1 per operator (see module docstring)."""
+
+    def __init__(self, probe: Probe, operators: Iterable[StateOperator]) -> None:
+        self.probe = probe
+        self.folders: list[tuple[int, str, str, list[tuple[str, str]]]] = []
+        for op in operators:
+            parts = [(str(p.partition_id), probe.join(op.path, str(p.partition_id))
+                      if p.store_name == "default" else probe.join(op.path, str(p.partition_id), p.store_name))
+                     for p in op.partitions]
+            self.folders.append((op.operator_id, op.path, op.provider, parts))
+
+    def usage(self, batch_id: int, provider_hint: str | None, unique_ids: dict | None) -> tuple[StateUsage, ...]:
+        v = batch_id + 1
+        out = []
+        for op_id, _path, provider, parts in self.folders:
+            kind = provider if provider in ("hdfs", "rocksdb") else (provider_hint or "hdfs")
+            files = size = 0
+            ids = (unique_ids or {}).get(str(op_id)) if isinstance(unique_ids, dict) else None
+            for pid, folder in parts:
+                if kind == "rocksdb":
+                    uids = ids.get(pid) if isinstance(ids, dict) else None
+                    stems = [f"{v}_{u}" for u in uids] if isinstance(uids, list) and uids else [str(v)]
+                    names = [f"{s}{ext}" for s in stems for ext in (".zip", ".changelog")]
+                else:
+                    names = [f"{v}.delta", f"{v}.snapshot"]
+                for n in names:
+                    st: FileStat | None = self.probe.stat(self.probe.join(folder, n))
+                    if st is not None:
+                        files += 1
+                        size += st.size
+            out.append(StateUsage(op_id, v, files, size))
+        return tuple(out)

@@ -1,0 +1,147 @@
+"""The pipeline DAG of watched queries and its backlog per edge (UI-free).
+
+Two watched queries are chained when one's source reads what the other's sink writes: a file
+source reads files inside the folder a file sink writes (same path), or a Delta source's
+``reservoirId`` is the id of the Delta table a Delta sink writes. Edges are learnt from the
+batches themselves (the checkpoint does not name a file source's folder), so an edge appears
+with the first batch that reads an upstream file; fan-in and fan-out follow.
+
+Per edge: **backlog** (files and bytes the upstream committed that the downstream has not read;
+for Delta, versions), the downstream's **layer latency** (median over recent batches of commit
+time minus the oldest input file's modification time) and the **end-to-end latency** of its
+latest batch (commit time minus the landing time of the oldest file it carries, followed
+through every watched upstream). The layer with the largest layer latency is marked slowest.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import statistics
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+
+from streamwatch.analysis.probe import same_place
+from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
+from streamwatch.analysis.watch import CheckpointWatcher
+
+#: Files remembered per query (written by a sink / read by a source) for backlog and lineage.
+REMEMBERED_FILES = 200_000
+LATENCY_BATCHES = 20
+
+
+@dataclass
+class _Layer:
+    watcher: CheckpointWatcher
+    written: OrderedDict[str, tuple[int, int, int]] = field(default_factory=OrderedDict)  # file → (size, batch, origin)
+    read: OrderedDict[str, str] = field(default_factory=OrderedDict)  # file → upstream query id (or "")
+    latencies: deque[int] = field(default_factory=lambda: deque(maxlen=LATENCY_BATCHES))
+    last_e2e: int | None = None
+    delta_read: int | None = None  # Delta source: highest reservoirVersion read
+    delta_table: str | None = None
+
+
+def _bounded(d: OrderedDict, limit: int = REMEMBERED_FILES) -> None:
+    while len(d) > limit:
+        d.popitem(last=False)
+
+
+class PipelineChain:
+    """Learns edges and lineage from batches in commit order; call :meth:`observe` with each
+    new batch (upstream batches before the downstream batches that read them — the order in
+    which their commits appear) and :meth:`edges` for the current picture."""
+
+    def __init__(self, watchers: list[CheckpointWatcher]) -> None:
+        self.layers = {w.url: _Layer(w) for w in watchers}
+        self._sinks: dict[str, str] = {}  # sink folder key → watcher url
+        self._delta_tables: dict[str, str] = {}  # Delta table id → watcher url
+        self.edges_seen: dict[tuple[str, str], str] = {}  # (up url, down url) → path
+        for w in watchers:
+            if w.sink_url:
+                self._sinks[same_place(w.sink_url)] = w.url
+            if w.delta_sink is not None and w.delta_sink.table_id:
+                self._delta_tables[w.delta_sink.table_id] = w.url
+
+    def _upstream_of(self, file_uri: str) -> str | None:
+        folder = posixpath.dirname(same_place(file_uri))
+        while folder and folder != "/":
+            up = self._sinks.get(folder)
+            if up is not None:
+                return up
+            folder = posixpath.dirname(folder)
+        return None
+
+    def observe(self, rec: CheckpointBatch) -> CheckpointBatch:
+        """Record ``rec`` (its reads, writes and latencies) and return it with ``origin_ms`` and
+        ``end_to_end_ms`` filled in."""
+        layer = self.layers.get(rec.checkpoint)
+        if layer is None:
+            return rec
+        origins: list[int] = []
+        oldest_input: int | None = None
+        for s in rec.inputs:
+            for uri, mtime in zip(s.paths, s.file_mtimes_ms or (0,) * len(s.paths)):
+                key = same_place(uri)
+                up = self._upstream_of(uri)
+                layer.read[key] = up or ""
+                if up is not None and up != rec.checkpoint:
+                    self.edges_seen.setdefault((up, rec.checkpoint), self.layers[up].watcher.sink_url or "")
+                    got = self.layers[up].written.get(key)
+                    origins.append(got[2] if got else mtime)
+                else:
+                    origins.append(mtime)
+                if mtime:
+                    oldest_input = mtime if oldest_input is None else min(oldest_input, mtime)
+            if s.kind == "delta" and s.versions is not None:
+                up = self._delta_tables.get(s.offset or "")
+                if up is not None and up != rec.checkpoint:
+                    self.edges_seen.setdefault((up, rec.checkpoint), self.layers[up].watcher.sink_url or "")
+                    layer.delta_read = s.versions[1]
+        _bounded(layer.read)
+        origin = min((o for o in origins if o), default=None)
+        rec = layer.watcher.with_lineage(rec, origin)
+        layer.last_e2e = rec.end_to_end_ms if rec.end_to_end_ms is not None else layer.last_e2e
+        if oldest_input is not None:
+            layer.latencies.append(rec.committed_at_ms - oldest_input)
+        elif rec.duration_ms is not None:
+            layer.latencies.append(rec.duration_ms)
+        if rec.output is not None and rec.output.kind == "file":
+            sizes = rec.output.sizes or (0,) * len(rec.output.paths)
+            for uri, size in zip(rec.output.paths, sizes):
+                layer.written[same_place(uri)] = (size, rec.batch_id, origin or rec.committed_at_ms)
+            _bounded(layer.written)
+        return rec
+
+    def layer_latency_ms(self, url: str) -> int | None:
+        lat = self.layers[url].latencies
+        return int(statistics.median(lat)) if lat else None
+
+    def slowest(self) -> str | None:
+        """Url of the watched query with the largest layer latency (None before any batch)."""
+        best = [(self.layer_latency_ms(u), u) for u in self.layers]
+        best = [(v, u) for v, u in best if v is not None]
+        return max(best)[1] if best else None
+
+    def edges(self, now_ms: int = 0) -> list[PipelineEdge]:
+        """Every learnt edge with its backlog and latencies now."""
+        slowest = self.slowest()
+        out = []
+        for (up, down), path in sorted(self.edges_seen.items()):
+            u, d = self.layers[up], self.layers[down]
+            versions = None
+            if u.watcher.delta_sink is not None and d.delta_read is not None:
+                latest = u.watcher.delta_sink.latest_version
+                versions = max(0, latest - d.delta_read) if latest is not None else None
+                files = sum(c.adds for v, c in u.watcher.delta_sink.commits.items() if v > d.delta_read)
+                size = None
+            else:
+                read_batches = [u.written[k][1] for k, src in d.read.items() if src == up and k in u.written]
+                floor = min(read_batches) if read_batches else -1
+                pending = [(k, v) for k, v in u.written.items() if k not in d.read and v[1] >= floor]
+                files = len(pending)
+                size = sum(v[0] for _, v in pending)
+            out.append(PipelineEdge(
+                upstream=u.watcher.name, downstream=d.watcher.name, upstream_id=u.watcher.query_id,
+                downstream_id=d.watcher.query_id, path=path, backlog_files=files, backlog_bytes=size,
+                backlog_versions=versions, layer_latency_ms=self.layer_latency_ms(down),
+                end_to_end_ms=d.last_e2e, slowest=(down == slowest), at_ms=now_ms))
+        return out

@@ -1,0 +1,79 @@
+"""Find the checkpoints to watch under PATH: a checkpoint itself, a folder of checkpoints
+(searched recursively for folders holding ``offsets/`` and ``metadata``), or a streamwatch
+workspace (``checkpoints/<pipeline>/<layer>``). Local paths or fsspec URLs; read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+
+from streamwatch.analysis.probe import Probe, ProbeError
+
+#: Folders never searched for checkpoints (a table's logs, a checkpoint's own insides).
+SKIP = frozenset({"_spark_metadata", "_delta_log", "state", "offsets", "commits", "sources", ".git",
+                  "landing", "archive", "logs"})
+
+
+class DiscoveryError(Exception):
+    """PATH is missing, cannot be opened, or holds no checkpoint."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A checkpoint: ``url`` (what to open) and ``name`` (display name: ``<pipeline>_<layer>``
+    in a workspace, else the path relative to PATH, or the folder's name)."""
+
+    url: str
+    name: str
+
+
+def _name(rel: str, url: str) -> str:
+    parts = [p for p in rel.replace("\\", "/").split("/") if p]
+    if len(parts) >= 3 and parts[-3] == "checkpoints":
+        return f"{parts[-2]}_{parts[-1]}"
+    if not parts:
+        return url.rstrip("/").rsplit("/", 1)[-1]
+    return "/".join(parts)
+
+
+def discover(path: str, storage_options: dict | None = None) -> list[Found]:
+    """Checkpoints under ``path`` (sorted by location). Raises :class:`DiscoveryError` when
+    ``path`` is missing or holds none."""
+    try:
+        probe = Probe(path, storage_options)
+    except ProbeError as e:
+        raise DiscoveryError(str(e)) from None
+    root = probe.root
+    base = path.rstrip("/")
+    if probe.local:
+        if not os.path.isdir(root):
+            raise DiscoveryError(f"{path}: no such folder")
+        found = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            if "offsets" in dirnames and "metadata" in filenames:
+                rel = os.path.relpath(dirpath, root)
+                found.append(Found(dirpath, _name("" if rel == "." else rel, dirpath)))
+                dirnames[:] = []
+                continue
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP and not d.startswith("."))
+    else:
+        try:
+            keys = probe.find(root)
+        except (FileNotFoundError, OSError) as e:
+            raise DiscoveryError(f"{path}: cannot list ({e})") from None
+        dirs = {posixpath.dirname(k) for k in keys if posixpath.basename(k) == "metadata"}
+        has_offsets = {posixpath.dirname(posixpath.dirname(k)) for k in keys
+                       if posixpath.basename(posixpath.dirname(k)) == "offsets"}
+        found = []
+        for d in sorted(dirs & has_offsets):
+            if any(part in SKIP for part in d[len(root):].split("/")):
+                continue
+            rel = d[len(root):].strip("/")
+            found.append(Found(f"{probe.protocol}://{d}", _name(rel, d)))
+        if not found and not keys:
+            raise DiscoveryError(f"{base}: no such folder (or empty)")
+    if not found:
+        raise DiscoveryError(f"{base}: no checkpoint found (a folder with offsets/ and metadata)")
+    return sorted(found, key=lambda f: f.url)

@@ -1,0 +1,170 @@
+"""Point look-ups on a checkpoint's storage, for incremental polling (read-only).
+
+The inspector (:mod:`streamwatch.checkpoint`) lists whole folders; a poller that follows a
+running query only needs to know whether the *next* file exists (``offsets/N+1``,
+``commits/M+1``, ``_spark_metadata/M+1`` …), so its cost per poll is proportional to what
+changed, not to the checkpoint's size. :class:`Probe` offers exactly that: ``stat`` (size and
+modification time of one file, or None), ``read`` (bytes or None) and ``names`` (one folder
+listing, used once at start). Local paths go through ``os``; any other fsspec URL
+(``s3://…``) through fsspec (one HEAD per ``stat`` on S3). ``requests`` counts storage calls.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat as stat_mod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+class ProbeError(Exception):
+    """The URL's protocol cannot be opened (fsspec missing the implementation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """One file's ``size`` (bytes) and ``mtime_ms`` (modification time, epoch ms; on S3 the
+    object's LastModified, whole seconds)."""
+
+    size: int
+    mtime_ms: int
+
+
+def _mtime_ms(info: dict[str, Any]) -> int:
+    for key in ("mtime", "LastModified", "last_modified", "modified", "created"):
+        v = info.get(key)
+        if v is None:
+            continue
+        if isinstance(v, datetime):
+            return int(v.timestamp() * 1000)
+        try:
+            return int(float(v) * 1000)
+        except (TypeError, ValueError):
+            continue
+    return 0
+
+
+class Probe:
+    """Read-only look-ups under one root (a local path or an fsspec URL).
+
+    ``root`` is the path in the storage's own terms; ``url(path)`` turns such a path back into
+    what the user would type. Raises :class:`ProbeError` from the constructor when fsspec
+    cannot open the URL."""
+
+    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+        self.requests = 0
+        self.protocol: str | None = None
+        self._fs: Any = None
+        if "://" not in url or url.startswith("file://"):
+            self.root = url[len("file://"):] if url.startswith("file://") else url
+            self.root = self.root.rstrip("/") or "/"
+            return
+        try:
+            from fsspec.core import url_to_fs
+
+            self._fs, inner = url_to_fs(url, **(storage_options or {}))
+        except (ImportError, ValueError) as e:
+            raise ProbeError(f"{url}: cannot open ({e})") from None
+        self.protocol = url.split("://", 1)[0]
+        self.root = inner.rstrip("/")
+        self._refresh = type(self._fs).__module__.startswith("s3fs")
+
+    @property
+    def local(self) -> bool:
+        return self._fs is None
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(*parts) if self.local else posixpath.join(*parts)
+
+    def url(self, path: str) -> str:
+        """``path`` as a user-facing location (``s3://bucket/key`` or a local path)."""
+        return path if self.local else f"{self.protocol}://{path}"
+
+    def stat(self, path: str) -> FileStat | None:
+        """Size and mtime of the file at ``path``; None when it does not exist (or is a folder)."""
+        self.requests += 1
+        if self.local:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            if not stat_mod.S_ISREG(st.st_mode):
+                return None
+            return FileStat(st.st_size, st.st_mtime_ns // 1_000_000)
+        try:
+            info = self._fs.info(path, refresh=True) if self._refresh else self._fs.info(path)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None
+        except OSError:
+            return None
+        if info.get("type") == "directory":
+            return None
+        return FileStat(int(info.get("size") or 0), _mtime_ms(info))
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes; None when it is missing or cannot be read."""
+        self.requests += 1
+        try:
+            if self.local:
+                with open(path, "rb") as f:
+                    return f.read()
+            return self._fs.cat_file(path)
+        except (OSError, ValueError):
+            return None
+
+    def names(self, path: str) -> list[str] | None:
+        """Entry names of the folder ``path`` (one listing); None when it is missing."""
+        self.requests += 1
+        if self.local:
+            try:
+                return os.listdir(path)
+            except OSError:
+                return None
+        try:
+            self._fs.invalidate_cache(path)
+            entries = self._fs.ls(path, detail=False)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return None
+        base = path.rstrip("/")
+        return [posixpath.basename(e.rstrip("/")) for e in entries if e.rstrip("/") != base]
+
+    def find(self, path: str) -> list[str]:
+        """Every file under ``path`` on an fsspec storage (a flat, paged listing: S3
+        ListObjectsV2); raises OSError when it cannot be listed. Not for local paths."""
+        self.requests += 1
+        self._fs.invalidate_cache()
+        return list(self._fs.find(path, withdirs=False))
+
+    def stat_url(self, uri: str) -> FileStat | None:
+        """Stat a file named by a URI as Spark writes it in a log (``file:/x``, ``file:///x``,
+        ``s3a://b/k``) when it lives on this probe's storage; None otherwise."""
+        path = storage_path(uri)
+        if self.local:
+            return self.stat(path) if path.startswith("/") else None
+        scheme = uri.split(":", 1)[0].lower()
+        if scheme.startswith("s3") and (self.protocol or "").startswith("s3"):
+            return self.stat(path)
+        return None
+
+
+def storage_path(uri: str) -> str:
+    """A Spark log URI as a storage path: ``file:/a/b`` and ``file:///a/b`` → ``/a/b``;
+    ``s3a://bucket/k`` → ``bucket/k``; anything else unchanged."""
+    if uri.startswith("file:"):
+        rest = uri[5:]
+        while rest.startswith("//"):
+            rest = rest[1:]
+        return rest
+    if "://" in uri:
+        return uri.split("://", 1)[1]
+    return uri
+
+
+def same_place(uri: str) -> str:
+    """A key for comparing locations written by different writers: the storage path with
+    trailing ``/`` removed (``file:/x/`` and ``/x`` agree; ``s3a://b/k`` and ``s3://b/k`` agree)."""
+    from urllib.parse import unquote
+
+    return unquote(storage_path(uri)).rstrip("/")

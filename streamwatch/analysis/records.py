@@ -1,0 +1,236 @@
+"""Typed records a checkpoint watch derives (see :mod:`streamwatch.analysis.watch`).
+
+Every record has a ``kind`` (``checkpoint-batch``, ``checkpoint-status``,
+``checkpoint-finding``, ``pipeline-edge``) and ``to_dict()`` giving its documented JSONL shape
+(camelCase keys). Records about one query carry the query ``id`` (the checkpoint's
+``metadata``, the same id the listener reports) and, for batches, the ``batchId``, so a watch
+output joins with a listener recording on ``(id, batchId)``. Times are epoch ms, durations ms,
+sizes bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInput:
+    """What one source read in one batch. ``source`` is the source id in ``offsets/N``
+    (``"0"``, ``"1"`` …); ``kind`` as :class:`~streamwatch.model.batchlogs.SourceOffset`
+    (``file``, ``kafka``, ``delta``, ``rate``, ``number``, ``raw``).
+
+    ``files``/``bytes``: file source files read (from ``sources/<i>/``) and their size (None
+    when a file is gone, e.g. archived by cleanSource); ``paths`` the files' URIs as logged.
+    ``offsets``: Kafka offsets advanced per ``topic`` → ``partition`` (next offset minus the
+    previous batch's). ``advanced``: a numeric offset's advance (rate, number).
+    ``versions``: Delta source table versions ``(from, to)`` read."""
+
+    source: str
+    kind: str
+    files: int | None = None
+    bytes: int | None = None
+    paths: tuple[str, ...] = ()
+    offsets: Mapping[str, Mapping[str, int]] | None = None
+    advanced: int | None = None
+    versions: tuple[int, int] | None = None
+    offset: str | None = None
+    file_mtimes_ms: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"source": self.source, "kind": self.kind}
+        if self.files is not None:
+            d["files"] = self.files
+            d["bytes"] = self.bytes
+        if self.offsets is not None:
+            d["offsets"] = {t: dict(p) for t, p in self.offsets.items()}
+        if self.advanced is not None:
+            d["advanced"] = self.advanced
+        if self.versions is not None:
+            d["versions"] = list(self.versions)
+        if self.offset is not None:
+            d["offset"] = self.offset
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class BatchOutput:
+    """What the sink committed for one batch: ``kind`` ``file`` (``_spark_metadata``: ``files``
+    added, ``bytes``) or ``delta`` (``versions`` written, ``files`` added; ``bytes`` None); ``paths``/``sizes``: the
+    files added (file sink; not in the JSON)."""
+
+    kind: str
+    files: int
+    bytes: int | None = None
+    versions: tuple[int, ...] = ()
+    paths: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "files": self.files, "bytes": self.bytes}
+        if self.kind == "delta":
+            d["versions"] = list(self.versions)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class StateUsage:
+    """State store files written for ``version`` (= batch id + 1) by one operator: ``files``
+    and ``bytes`` across partitions (HDFS ``.delta``/``.snapshot``, RocksDB ``.zip``/
+    ``.changelog``; RocksDB SST files are not counted)."""
+
+    operator: int
+    version: int
+    files: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"operator": self.operator, "version": self.version, "files": self.files, "bytes": self.bytes}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointBatch:
+    """One committed micro-batch as the checkpoint tells it.
+
+    ``planned_at_ms`` is ``batchTimestampMs`` of ``offsets/N``; ``committed_at_ms`` the
+    modification time of ``commits/N``; ``duration_ms`` their difference (≈ the listener's
+    ``triggerExecution``). ``trigger_interval_ms``: planned-at minus the previous batch's;
+    ``idle_gap_ms``: planned-at minus the previous batch's commit (time with no batch running).
+    ``watermark_ms``: batchWatermarkMs; ``watermark_delta_ms`` its movement since the previous
+    batch. ``origin_ms``: the landing time of the oldest input this batch carries (through
+    upstream watched queries); ``end_to_end_ms`` = committed-at minus origin."""
+
+    kind: ClassVar[str] = "checkpoint-batch"
+    id: str
+    query: str
+    checkpoint: str
+    batch_id: int
+    planned_at_ms: int | None
+    committed_at_ms: int
+    duration_ms: int | None
+    trigger_interval_ms: int | None = None
+    idle_gap_ms: int | None = None
+    watermark_ms: int | None = None
+    watermark_delta_ms: int | None = None
+    inputs: tuple[SourceInput, ...] = ()
+    output: BatchOutput | None = None
+    state: tuple[StateUsage, ...] = ()
+    origin_ms: int | None = None
+    end_to_end_ms: int | None = None
+
+    @property
+    def input_files(self) -> int | None:
+        counts = [s.files for s in self.inputs if s.files is not None]
+        return sum(counts) if counts else None
+
+    @property
+    def input_bytes(self) -> int | None:
+        sizes = [s.bytes for s in self.inputs if s.files is not None]
+        return None if not sizes or any(b is None for b in sizes) else sum(b for b in sizes if b is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
+            "batchId": self.batch_id, "plannedAtMs": self.planned_at_ms, "committedAtMs": self.committed_at_ms,
+            "durationMs": self.duration_ms, "triggerIntervalMs": self.trigger_interval_ms,
+            "idleGapMs": self.idle_gap_ms, "watermarkMs": self.watermark_ms,
+            "watermarkDeltaMs": self.watermark_delta_ms, "inputFiles": self.input_files,
+            "inputBytes": self.input_bytes, "inputs": [s.to_dict() for s in self.inputs],
+            "output": self.output.to_dict() if self.output else None,
+            "state": [s.to_dict() for s in self.state],
+            "originMs": self.origin_ms, "endToEndMs": self.end_to_end_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointStatus:
+    """Where a query stands now (emitted when it changes): latest planned and committed batch
+    ids, the ``in_flight_batch_id`` (offsets N, no commit N) and ``in_flight_s`` since it was
+    planned, the usual ``cadence_ms`` (median of recent trigger intervals), ``stuck`` (in flight
+    longer than 5 × cadence) and ``idle`` (nothing planned for longer than 2 × cadence;
+    ``idle_s`` since the last commit)."""
+
+    kind: ClassVar[str] = "checkpoint-status"
+    id: str
+    query: str
+    checkpoint: str
+    at_ms: int
+    last_batch_id: int | None
+    last_committed_batch_id: int | None
+    in_flight_batch_id: int | None
+    in_flight_s: float | None
+    cadence_ms: int | None
+    stuck: bool
+    idle: bool
+    idle_s: float | None
+
+    def verdict(self) -> tuple:
+        """What a change is judged on (times excluded)."""
+        return (self.last_batch_id, self.last_committed_batch_id, self.in_flight_batch_id, self.stuck, self.idle)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
+            "atMs": self.at_ms, "lastBatchId": self.last_batch_id,
+            "lastCommittedBatchId": self.last_committed_batch_id, "inFlightBatchId": self.in_flight_batch_id,
+            "inFlightSeconds": self.in_flight_s, "cadenceMs": self.cadence_ms, "stuck": self.stuck,
+            "idle": self.idle, "idleSeconds": self.idle_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFinding:
+    """An inspector finding (:class:`~streamwatch.model.findings.Finding`) the first time it is
+    seen on this query."""
+
+    kind: ClassVar[str] = "checkpoint-finding"
+    id: str
+    query: str
+    checkpoint: str
+    severity: str
+    code: str
+    message: str
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
+                "severity": self.severity, "code": self.code, "message": self.message, "path": self.path}
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineEdge:
+    """One edge of the pipeline DAG: query ``upstream`` writes ``path`` (its sink), query
+    ``downstream`` reads it (a file or Delta source). ``backlog_files``/``backlog_bytes``:
+    written upstream, not yet read downstream (Delta: ``backlog_versions``).
+    ``layer_latency_ms``: the downstream query's median time from its input being available
+    to its commit; ``end_to_end_ms``: the downstream's latest batch's latency from the oldest
+    landed file it carries; ``slowest``: the downstream layer has the pipeline's largest
+    layer latency."""
+
+    kind: ClassVar[str] = "pipeline-edge"
+    upstream: str
+    downstream: str
+    upstream_id: str
+    downstream_id: str
+    path: str
+    backlog_files: int
+    backlog_bytes: int | None
+    backlog_versions: int | None = None
+    layer_latency_ms: int | None = None
+    end_to_end_ms: int | None = None
+    slowest: bool = False
+    at_ms: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "upstream": self.upstream, "downstream": self.downstream,
+            "upstreamId": self.upstream_id, "downstreamId": self.downstream_id, "path": self.path,
+            "backlogFiles": self.backlog_files, "backlogBytes": self.backlog_bytes,
+            "backlogVersions": self.backlog_versions, "layerLatencyMs": self.layer_latency_ms,
+            "endToEndMs": self.end_to_end_ms, "slowest": self.slowest, "atMs": self.at_ms,
+        }
+
+
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge
+__all__ = ["BatchOutput", "CheckpointBatch", "CheckpointFinding", "CheckpointStatus", "PipelineEdge",
+           "SourceInput", "StateUsage", "WatchRecord"]

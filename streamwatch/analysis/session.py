@@ -1,0 +1,82 @@
+"""Watch several checkpoints at once and the pipeline they form: :class:`CheckpointWatch`
+(UI-free; used by ``streamwatch watch --log`` and the dashboard's checkpoint backend).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from streamwatch.analysis.chain import PipelineChain
+from streamwatch.analysis.discover import DiscoveryError, Found, discover
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, WatchRecord
+from streamwatch.analysis.watch import CheckpointWatcher, WatchError
+
+
+class CheckpointWatch:
+    """Every checkpoint found under ``paths`` (see :func:`~streamwatch.analysis.discover.discover`),
+    each followed by a :class:`~streamwatch.analysis.watch.CheckpointWatcher`, plus the
+    :class:`~streamwatch.analysis.chain.PipelineChain` between them.
+
+    ``open()`` and ``poll()`` return the new records: batches (with lineage), status changes,
+    findings, and the pipeline edges whenever a batch committed. Raises :class:`WatchError`
+    when a PATH is missing, holds no checkpoint, or a checkpoint cannot be read."""
+
+    def __init__(self, paths: list[str], *, poll_s: float = 1.0, history: int = 100,
+                 storage_options: dict | None = None, clock: Callable[[], float] = time.time,
+                 file_sizes: bool = True) -> None:
+        self.paths = list(paths)
+        self.poll_s = poll_s
+        self.history = history
+        self.clock = clock
+        self.options = storage_options
+        self.file_sizes = file_sizes
+        self.watchers: list[CheckpointWatcher] = []
+        self.chain: PipelineChain | None = None
+        self.edges: list[PipelineEdge] = []
+
+    def found(self) -> list[Found]:
+        out: list[Found] = []
+        seen: set[str] = set()
+        for p in self.paths:
+            try:
+                for f in discover(p, self.options):
+                    if f.url not in seen:
+                        seen.add(f.url)
+                        out.append(f)
+            except DiscoveryError as e:
+                raise WatchError(str(e)) from None
+        names = [f.name for f in out]
+        return [f if names.count(f.name) == 1 else Found(f.url, f.url) for f in out]
+
+    def open(self) -> list[WatchRecord]:
+        found = self.found()
+        self.watchers = [CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s,
+                                           storage_options=self.options, clock=self.clock,
+                                           file_sizes=self.file_sizes) for f in found]
+        raw: list[WatchRecord] = []
+        for w in self.watchers:
+            raw.extend(w.open())
+        self.chain = PipelineChain(self.watchers)
+        return self._finish(raw)
+
+    def poll(self) -> list[WatchRecord]:
+        raw: list[WatchRecord] = []
+        for w in self.watchers:
+            raw.extend(w.poll())
+        return self._finish(raw)
+
+    def statuses(self) -> list[CheckpointStatus]:
+        return [w.judge() for w in self.watchers]
+
+    def _finish(self, raw: list[WatchRecord]) -> list[WatchRecord]:
+        """Batches through the chain in commit order (so an upstream batch's lineage is known
+        before a downstream batch that reads its files), then the edges if anything committed."""
+        assert self.chain is not None
+        batches = sorted((r for r in raw if isinstance(r, CheckpointBatch)), key=lambda b: (b.committed_at_ms, b.batch_id))
+        lineage = {id(b): self.chain.observe(b) for b in batches}
+        out: list[WatchRecord] = [lineage.get(id(r), r) if isinstance(r, CheckpointBatch) else r for r in raw]
+        if batches:
+            self.edges = self.chain.edges(int(self.clock() * 1000))
+            out.extend(self.edges)
+        return out

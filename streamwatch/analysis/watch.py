@@ -1,0 +1,284 @@
+"""Follow one Structured Streaming checkpoint incrementally, from its files alone (no
+listener, no Spark): :class:`CheckpointWatcher`.
+
+``open()`` reads the checkpoint once with the inspector (summary read: query id, sink folder,
+state operators, findings) and derives the last ``history`` committed batches; every
+``poll()`` then looks only past the end of each log — ``offsets/N+1``, ``commits/M+1`` — and,
+for each newly committed batch, reads just that batch's source-log, sink-log, Delta and state
+files. An idle poll costs two look-ups per checkpoint, whatever the checkpoint's size.
+
+Derived per batch (:class:`~streamwatch.analysis.records.CheckpointBatch`): planned at
+(``batchTimestampMs``), committed at (``commits/N`` modification time), duration, trigger
+interval, idle gap, watermark movement, input per source, output, state. Per query
+(:class:`~streamwatch.analysis.records.CheckpointStatus`): in-flight batch and for how long,
+**stuck** (offsets N without commit N for longer than 5 × the usual cadence) and **idle**
+(nothing planned for longer than 2 × the cadence). Inspector findings
+(:mod:`streamwatch.checkpoint.health`) are re-checked on the recent window after each change
+and emitted once (``in-flight-batch`` is left to the status record).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import OrderedDict, deque
+from dataclasses import replace
+from typing import Callable
+
+from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
+from streamwatch.analysis.probe import Probe, ProbeError
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
+from streamwatch.checkpoint import CheckpointError, read_checkpoint
+from streamwatch.checkpoint import health
+from streamwatch.checkpoint.logs import parse_commit, parse_offsets
+from streamwatch.model.batchlogs import OffsetLogEntry
+from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.model.findings import Finding
+
+STUCK_FACTOR = 5
+IDLE_FACTOR = 2
+CADENCE_BATCHES = 20
+#: Findings that the status record reports better (they flip with every batch).
+TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
+
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding
+
+
+class WatchError(Exception):
+    """A PATH cannot be watched (missing, unreadable, not a checkpoint, unknown protocol)."""
+
+
+def _ids(names: list[str] | None) -> list[int]:
+    return sorted(int(n) for n in names or () if n.isdecimal())
+
+
+class CheckpointWatcher:
+    """Watches the checkpoint at ``url`` (local path or fsspec URL) under the display
+    ``name``. ``history``: committed batches derived at ``open()`` (and offsets kept);
+    ``poll_s``: the poll interval, used as a floor for the stuck/idle thresholds;
+    ``clock`` returns epoch seconds. ``sink``: the file-sink folder or Delta table when not
+    discoverable from a streamwatch workspace layout.
+
+    Raises :class:`WatchError` from :meth:`open` when ``url`` is not a readable checkpoint."""
+
+    def __init__(self, url: str, name: str | None = None, *, history: int = 100, poll_s: float = 1.0,
+                 sink: str | None = None, storage_options: dict | None = None,
+                 clock: Callable[[], float] = time.time, file_sizes: bool = True) -> None:
+        self.url = url
+        self.name = name or url.rstrip("/").rsplit("/", 1)[-1]
+        self.history = history
+        self.poll_s = poll_s
+        self.clock = clock
+        self._sink_arg = sink
+        self._options = storage_options
+        self._file_sizes = file_sizes
+        self.query_id = ""
+        self.sink_url: str | None = None
+        self.offsets: OrderedDict[int, OffsetLogEntry] = OrderedDict()
+        self.offset_mtime: dict[int, int] = {}
+        self.commit_at: OrderedDict[int, int] = OrderedDict()
+        self.batches: deque[CheckpointBatch] = deque(maxlen=max(history, CADENCE_BATCHES))
+        self.last_offset_id: int | None = None
+        self.last_commit_id: int | None = None
+        self.status: CheckpointStatus | None = None
+        self._seen_findings: set[tuple[str, str]] = set()
+        self.probe: Probe | None = None
+        self.sink_probe: Probe | None = None
+        self.file_sink: FileSinkReader | None = None
+        self.delta_sink: DeltaSinkReader | None = None
+        self.state: StateReader | None = None
+
+    # -- opening -------------------------------------------------------------------------
+    def open(self) -> list[WatchRecord]:
+        """First read (see module docstring): findings, then the last ``history`` batches."""
+        try:
+            cp = read_checkpoint(self.url, self._sink_arg, full=False, storage_options=self._options)
+            self.probe = Probe(self.url, self._options)
+        except (CheckpointError, ProbeError) as e:
+            raise WatchError(str(e)) from None
+        p = self.probe
+        self.root = p.root
+        self.query_id = cp.query_id or ""
+        self.sink_url = self._sink_arg or cp.sink_path
+        if self.sink_url:
+            self.sink_probe = Probe(self.sink_url, self._options)
+            if cp.sink is not None:
+                self.file_sink = FileSinkReader(self.sink_probe, self.sink_probe.root)
+            if cp.delta_sink is not None:
+                self.delta_sink = DeltaSinkReader(self.sink_probe, self.sink_probe.root, cp.query_id, self.history)
+        self.sources = SourceReader(p, self.root, file_sizes=self._file_sizes)
+        self.state = StateReader(p, cp.state) if cp.state else None
+        offs, coms = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
+        self.last_offset_id = offs[-1] if offs else None
+        out: list[WatchRecord] = list(self._new_findings(cp.findings))
+        window = [b for b in coms if b >= (coms[-1] - self.history + 1)] if coms else []
+        self.last_commit_id = (window[0] - 1) if window else None
+        for b in window:
+            rec = self._commit(b)
+            if rec is not None:
+                out.append(rec)
+        if self.last_offset_id is not None and self.last_offset_id not in self.offsets:
+            self._offsets(self.last_offset_id)
+        out.extend(self._status())
+        return out
+
+    # -- polling -------------------------------------------------------------------------
+    def poll(self) -> list[WatchRecord]:
+        """Look past the end of the offsets and commit logs; derive what committed; re-judge
+        the status. Never raises on a vanished or bad file."""
+        assert self.probe is not None, "open() first"
+        p = self.probe
+        out: list[WatchRecord] = []
+        changed = False
+        nxt = (self.last_offset_id + 1) if self.last_offset_id is not None else 0
+        while p.stat(p.join(self.root, "offsets", str(nxt))) is not None:
+            self._offsets(nxt)
+            self.last_offset_id = nxt
+            nxt += 1
+            changed = True
+        nxt = (self.last_commit_id + 1) if self.last_commit_id is not None else 0
+        while True:
+            rec = self._commit(nxt)
+            if rec is None:
+                break
+            out.append(rec)
+            nxt += 1
+            changed = True
+        if changed:
+            out.extend(self._new_findings(self._window_findings()))
+        out.extend(self._status())
+        return out
+
+    def _offsets(self, batch_id: int) -> OffsetLogEntry | None:
+        if batch_id in self.offsets:
+            return self.offsets[batch_id]
+        p = self.probe
+        assert p is not None
+        path = p.join(self.root, "offsets", str(batch_id))
+        data = p.read(path)
+        if data is None:
+            return None
+        entry, _ = parse_offsets(data, batch_id, path)
+        if entry is None:
+            return None
+        newest = next(reversed(self.offsets)) if self.offsets else None
+        self.offsets[batch_id] = entry
+        if newest is not None and batch_id < newest:
+            self.offsets = OrderedDict(sorted(self.offsets.items()))
+        while len(self.offsets) > self.history + 2:
+            self.offsets.popitem(last=False)
+        return entry
+
+    def _commit(self, batch_id: int) -> CheckpointBatch | None:
+        """The batch record when ``commits/<batch_id>`` exists, else None."""
+        p = self.probe
+        assert p is not None
+        cpath = p.join(self.root, "commits", str(batch_id))
+        st = p.stat(cpath)
+        if st is None:
+            return None
+        self.last_commit_id = batch_id
+        if self.last_offset_id is None or self.last_offset_id < batch_id:
+            self.last_offset_id = batch_id
+        self.commit_at[batch_id] = st.mtime_ms
+        while len(self.commit_at) > self.history + 2:
+            self.commit_at.popitem(last=False)
+        entry = self._offsets(batch_id)
+        prev = self._offsets(batch_id - 1) if batch_id > 0 else None
+        planned = entry.timestamp_ms if entry else None
+        prev_planned = prev.timestamp_ms if prev else None
+        prev_commit = self.commit_at.get(batch_id - 1)
+        inputs = self.sources.inputs(entry, prev) if entry is not None else ()
+        output = None
+        if self.file_sink is not None:
+            output = self.file_sink.output(batch_id, planned)
+        elif self.delta_sink is not None:
+            output = self.delta_sink.output(batch_id)
+        state = ()
+        if self.state is not None:
+            unique = None
+            cls = entry.conf.get("spark.sql.streaming.stateStore.providerClass", "") if entry else ""
+            provider = "rocksdb" if "RocksDB" in cls else "hdfs"
+            if provider == "rocksdb":  # checkpoint format v2 names RocksDB files by unique ids
+                c, _ = parse_commit(p.read(cpath) or b"", batch_id, cpath)
+                unique = dict(c.state_unique_ids) if c is not None and c.state_unique_ids else None
+            state = self.state.usage(batch_id, provider, unique)
+        wm = entry.watermark_ms if entry else None
+        pwm = prev.watermark_ms if prev else None
+        rec = CheckpointBatch(
+            id=self.query_id, query=self.name, checkpoint=self.url, batch_id=batch_id,
+            planned_at_ms=planned, committed_at_ms=st.mtime_ms,
+            duration_ms=(st.mtime_ms - planned) if planned is not None else None,
+            trigger_interval_ms=(planned - prev_planned) if planned is not None and prev_planned is not None else None,
+            idle_gap_ms=(planned - prev_commit) if planned is not None and prev_commit is not None else None,
+            watermark_ms=wm, watermark_delta_ms=(wm - pwm) if wm is not None and pwm is not None else None,
+            inputs=inputs, output=output, state=state,
+        )
+        self.batches.append(rec)
+        return rec
+
+    # -- judging -------------------------------------------------------------------------
+    def cadence_ms(self) -> int | None:
+        """Median trigger interval (``batchTimestampMs`` of consecutive ``offsets/N``) over the
+        recent batches (ms); the median batch duration when no interval is known yet; None
+        before anything is known."""
+        recent = list(self.batches)[-CADENCE_BATCHES:]
+        planned = [(b, e.timestamp_ms) for b, e in list(self.offsets.items())[-CADENCE_BATCHES - 1:] if e.timestamp_ms]
+        gaps = [t2 - t1 for (b1, t1), (b2, t2) in zip(planned, planned[1:]) if b2 == b1 + 1 and t2 > t1]
+        if gaps:
+            return int(statistics.median(gaps))
+        durs = [b.duration_ms for b in recent if b.duration_ms is not None and b.duration_ms >= 0]
+        return int(statistics.median(durs)) if durs else None
+
+    def judge(self, now_ms: int | None = None) -> CheckpointStatus:
+        """The query's status at ``now_ms`` (default: the clock)."""
+        now = int(self.clock() * 1000) if now_ms is None else now_ms
+        cadence = self.cadence_ms()
+        floor = int(2 * self.poll_s * 1000)
+        in_flight = self.last_offset_id if self.last_offset_id is not None and (
+            self.last_commit_id is None or self.last_offset_id > self.last_commit_id) else None
+        in_flight_s = None
+        if in_flight is not None:
+            e = self.offsets.get(in_flight)
+            since = e.timestamp_ms if e is not None and e.timestamp_ms is not None else None
+            in_flight_s = max(0.0, (now - since) / 1000) if since is not None else None
+        stuck = bool(in_flight_s is not None and cadence is not None
+                     and in_flight_s * 1000 > max(STUCK_FACTOR * cadence, floor))
+        last_commit = self.commit_at.get(self.last_commit_id) if self.last_commit_id is not None else None
+        idle_s = max(0.0, (now - last_commit) / 1000) if last_commit is not None and in_flight is None else None
+        idle = bool(idle_s is not None and cadence is not None and idle_s * 1000 > max(IDLE_FACTOR * cadence, floor))
+        return CheckpointStatus(self.query_id, self.name, self.url, now, self.last_offset_id, self.last_commit_id,
+                                in_flight, in_flight_s, cadence, stuck, idle, idle_s)
+
+    def _status(self, now_ms: int | None = None) -> list[CheckpointStatus]:
+        s = self.judge(now_ms)
+        changed = self.status is None or s.verdict() != self.status.verdict()
+        self.status = s
+        return [s] if changed else []
+
+    def _window_findings(self) -> list[Finding]:
+        entries = tuple(self.offsets.values())
+        offs = tuple(self.offsets)
+        cp = Checkpoint(path=self.url, query_id=self.query_id or None, offsets=entries,
+                        offset_batch_ids=offs, commit_batch_ids=tuple(b for b in self.commit_at if not offs or b >= offs[0]))
+        d = self.root
+        p = self.probe
+        assert p is not None
+        return [*health.log_findings(cp, p.join(d, "offsets"), p.join(d, "commits")),
+                *health.conf_findings(entries, p.join(d, "offsets")), *health.watermark_findings(cp)]
+
+    def _new_findings(self, findings) -> list[CheckpointFinding]:
+        out = []
+        for f in findings:
+            key = (f.code, f.message)
+            if f.code in TRANSIENT_CODES or key in self._seen_findings:
+                continue
+            self._seen_findings.add(key)
+            out.append(CheckpointFinding(self.query_id, self.name, self.url, f.severity, f.code, f.message, f.path))
+        return out
+
+    def with_lineage(self, rec: CheckpointBatch, origin_ms: int | None) -> CheckpointBatch:
+        """``rec`` with its origin (oldest landing time it carries) and end-to-end latency."""
+        if origin_ms is None:
+            return rec
+        return replace(rec, origin_ms=origin_ms, end_to_end_ms=rec.committed_at_ms - origin_ms)

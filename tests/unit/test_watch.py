@@ -1,0 +1,130 @@
+"""The checkpoint watch (streamwatch.analysis): timing, stuck/idle, incremental cost,
+pipeline backlog — on checkpoints written in Spark's format with exact times."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.session import CheckpointWatch
+from streamwatch.analysis.watch import CheckpointWatcher, WatchError
+from tests.helpers.fake_checkpoint import QUERY_ID, FakeCheckpoint
+
+T0 = 1_790_000_000_000
+EVERY, TAKES = 2_000, 500
+
+
+def _land(folder, name, size=10):
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder / name
+    p.write_bytes(b"x" * size)
+    return p
+
+
+def _batches(records):
+    return [r for r in records if isinstance(r, CheckpointBatch)]
+
+
+def _steady(tmp_path, n=4, planned_extra=True):
+    cp = FakeCheckpoint(tmp_path / "cp")
+    for b in range(n):
+        f = _land(tmp_path / "landing", f"f{b}.csv", 100 + b)
+        cp.plan(b, T0 + b * EVERY, [f"file://{f}"])
+        cp.commit(b, T0 + b * EVERY + TAKES)
+    if planned_extra:
+        cp.plan(n, T0 + n * EVERY)
+    return cp
+
+
+def test_batch_timing_inputs_and_stuck(tmp_path, unchanged):
+    _steady(tmp_path)
+    unchanged(tmp_path / "cp")
+    now = [T0 / 1000]
+    w = CheckpointWatcher(str(tmp_path / "cp"), "q", clock=lambda: now[0], poll_s=0.1)
+    recs = w.open()
+    batches = _batches(recs)
+    assert [b.batch_id for b in batches] == [0, 1, 2, 3]
+    assert all(b.id == QUERY_ID for b in batches)
+    assert [b.duration_ms for b in batches] == [TAKES] * 4
+    assert [b.trigger_interval_ms for b in batches[1:]] == [EVERY] * 3
+    assert [b.idle_gap_ms for b in batches[1:]] == [EVERY - TAKES] * 3
+    assert [(b.input_files, b.input_bytes) for b in batches] == [(1, 100), (1, 101), (1, 102), (1, 103)]
+    planned4 = T0 + 4 * EVERY
+    assert w.cadence_ms() == EVERY
+    s = w.judge(planned4 + 5 * EVERY - 1)
+    assert (s.in_flight_batch_id, s.stuck, s.idle) == (4, False, False)
+    s = w.judge(planned4 + 5 * EVERY + 1)
+    assert s.stuck and s.in_flight_s == pytest.approx(10.001)
+
+
+def test_stuck_status_record_and_recovery(tmp_path):
+    cp = _steady(tmp_path)
+    now = [(T0 + 4 * EVERY + 60_000) / 1000]  # batch 4 planned a minute ago, no commit
+    w = CheckpointWatcher(str(tmp_path / "cp"), "q", clock=lambda: now[0], poll_s=0.1)
+    status = [r for r in w.open() if isinstance(r, CheckpointStatus)]
+    assert status[-1].stuck and status[-1].in_flight_batch_id == 4
+    cp.commit(4, T0 + 4 * EVERY + 61_000)
+    recs = w.poll()
+    assert [b.batch_id for b in _batches(recs)] == [4]
+    status = [r for r in recs if isinstance(r, CheckpointStatus)]
+    assert status and not status[-1].stuck and status[-1].in_flight_batch_id is None
+    now[0] = (T0 + 4 * EVERY + 61_000 + 2 * EVERY + 1) / 1000
+    s = w.poll()
+    assert s and s[-1].idle and not s[-1].stuck
+
+
+def test_idle_poll_costs_two_lookups_whatever_the_size(tmp_path):
+    cp = FakeCheckpoint(tmp_path / "cp")
+    for b in range(300):
+        cp.plan(b, T0 + b * EVERY)
+        cp.commit(b, T0 + b * EVERY + TAKES)
+    w = CheckpointWatcher(str(tmp_path / "cp"), "q", history=10)
+    assert len(_batches(w.open())) == 10
+    before = w.probe.requests
+    assert _batches(w.poll()) == []
+    assert w.probe.requests - before == 2  # offsets/300, commits/300
+    f = _land(tmp_path / "landing", "new.csv", 7)
+    cp.plan(300, T0 + 300 * EVERY, [f"file://{f}"])
+    cp.commit(300, T0 + 300 * EVERY + TAKES)
+    before = w.probe.requests
+    got = _batches(w.poll())
+    assert [(b.batch_id, b.input_files, b.input_bytes) for b in got] == [(300, 1, 7)]
+    assert w.probe.requests - before <= 10  # stat+read offsets, stat commit, source log, file size, misses
+
+
+def test_pipeline_chain_backlog_and_latency(tmp_path):
+    ws = tmp_path / "ws"
+    a = FakeCheckpoint(ws / "checkpoints/p/bronze", ws / "tables/p/bronze")
+    b = FakeCheckpoint(ws / "checkpoints/p/silver", ws / "tables/p/silver", query_id="silver-id")
+    landed = _land(ws / "landing/p/src", "in0.csv", 50)
+    a.plan(0, T0, [f"file://{landed}"])  # source log timestamp = T0 - 500 (landing time)
+    outs = [(f"file://{ws}/tables/p/bronze/part-{i}.parquet", 1000 + i) for i in range(3)]
+    for p, s in outs:
+        _land(ws / "tables/p/bronze", p.rsplit("/", 1)[1], s)
+    a.commit(0, T0 + 400, outs[:2])
+    a.plan(1, T0 + 1000)
+    a.commit(1, T0 + 1400, outs[2:])
+    b.plan(0, T0 + 2000, [outs[0][0], outs[1][0]])
+    b.commit(0, T0 + 3000)
+    watch = CheckpointWatch([str(ws)], clock=lambda: (T0 + 5000) / 1000)
+    recs = watch.open()
+    assert sorted(w.name for w in watch.watchers) == ["p_bronze", "p_silver"]
+    silver = [r for r in _batches(recs) if r.query == "p_silver"]
+    assert silver[0].origin_ms == T0 - 500 and silver[0].end_to_end_ms == 3500
+    edges = [r for r in recs if isinstance(r, PipelineEdge)]
+    assert len(edges) == 1
+    e = edges[0]
+    assert (e.upstream, e.downstream, e.backlog_files, e.backlog_bytes) == ("p_bronze", "p_silver", 1, 1002)
+    b.plan(1, T0 + 6000, [outs[2][0]])
+    b.commit(1, T0 + 6500)
+    e = [r for r in watch.poll() if isinstance(r, PipelineEdge)][0]
+    assert (e.backlog_files, e.backlog_bytes) == (0, 0)
+    assert e.slowest  # silver waits longer for its input than bronze does
+
+
+def test_nothing_to_watch_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(WatchError, match="no checkpoint found"):
+        CheckpointWatch([str(tmp_path / "empty")]).open()
+    with pytest.raises(WatchError, match="no such folder"):
+        CheckpointWatch([str(tmp_path / "missing")]).open()
