@@ -15,6 +15,7 @@ from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
+from streamwatch.cli.watch_cmd import watch
 
 EPILOG = """\b
 Examples:
@@ -50,3 +51,4 @@ main.add_command(events)
 main.add_command(replay)
 main.add_command(land)
 main.add_command(pipelines)
+main.add_command(watch)

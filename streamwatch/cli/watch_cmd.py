@@ -1,0 +1,147 @@
+"""``streamwatch watch PATH…``: follow streaming queries from their checkpoints alone.
+
+Without ``--log`` the dashboard opens on a checkpoint backend; with ``--log`` the derived
+records are written as JSONL (no textual imported) and, with ``--prometheus PORT``, served as
+gauges. Exit codes: 0 ok (stopped by SIGINT/SIGTERM, or ``--once`` with nothing stuck), 1
+``--once`` found a stuck query, 2 usage, 4 a PATH is unreadable or not a checkpoint / the
+output cannot be written.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+import click
+
+EPILOG = """\b
+Examples:
+  streamwatch watch ./streamwatch-workspace          the dashboard on every checkpoint in it
+  streamwatch watch /mnt/jobs/cp/orders --log        JSONL of each committed batch on stdout
+  streamwatch watch s3://bucket/checkpoints/ --log --out batches.jsonl --poll 5
+  streamwatch watch ./cps --log --prometheus 9109    gauges at http://127.0.0.1:9109/metrics
+  streamwatch watch ./cps --log --once               derive what is there now, then exit
+
+\b
+Records (one JSON object per line, field "kind"):
+  checkpoint-batch    id, query, batchId, plannedAtMs, committedAtMs, durationMs,
+                      triggerIntervalMs, idleGapMs, watermarkMs, watermarkDeltaMs,
+                      inputFiles, inputBytes, inputs[], output, state[], originMs, endToEndMs
+  checkpoint-status   id, query, lastBatchId, lastCommittedBatchId, inFlightBatchId,
+                      inFlightSeconds, cadenceMs, stuck, idle, idleSeconds
+  checkpoint-finding  id, query, severity, code, message, path
+  pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
+                      layerLatencyMs, endToEndMs, slowest
+"""
+
+OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
+
+
+def _fail(msg: str, code: int) -> None:
+    click.echo(f"streamwatch watch: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.command("watch", epilog=EPILOG)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--log", "headless", is_flag=True, help="Headless: write the derived records as JSONL instead of opening the dashboard.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="With --log: append the JSONL to this file [default: stdout].")
+@click.option("--poll", "poll_s", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Seconds between looks at each checkpoint.")
+@click.option("--history", type=click.IntRange(min=0), default=100, show_default=True,
+              help="Committed batches derived when a checkpoint is first read.")
+@click.option("--prometheus", "prometheus_port", type=click.IntRange(min=0, max=65535), default=None,
+              help="With --log: serve gauges on this port (0 picks a free one).")
+@click.option("--once", is_flag=True, help="With --log: derive what is there now and exit (1 when a query is stuck).")
+def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: float, history: int,
+          prometheus_port: int | None, once: bool) -> None:
+    """Watch streaming queries from their checkpoints alone — no listener, no code change.
+
+    PATH is a checkpoint, a folder of checkpoints (searched recursively for folders holding
+    offsets/ and metadata) or a streamwatch workspace; local or any fsspec URL (s3://…).
+    Each poll looks only at what changed (the next offsets/N and commits/N, and the
+    source/sink/state files of each newly committed batch). Derived per batch: planned and
+    committed time, duration, trigger cadence, idle gaps, input (files/bytes, Kafka offsets,
+    Delta versions), output (files/bytes, Delta versions), watermark, state; per query: the
+    in-flight batch, stuck (offsets N without commit N for > 5 × the usual cadence) and idle;
+    for chained queries (a file source reading another query's file sink, a Delta source
+    reading a Delta sink) the backlog per edge and the end-to-end latency.
+    """
+    from streamwatch.analysis.watch import WatchError
+
+    if not headless and (out or prometheus_port is not None or once):
+        _fail("--out, --prometheus and --once need --log", USAGE)
+    if not headless:
+        try:
+            from streamwatch.tui.checkpoints import CheckpointBackend
+
+            backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history)
+        except WatchError as e:
+            _fail(str(e), UNREADABLE)
+        from streamwatch.tui.launch import run_dashboard
+
+        run_dashboard(backend)
+        return
+    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once))
+
+
+def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool) -> int:
+    import orjson
+
+    from streamwatch.analysis.session import CheckpointWatch
+    from streamwatch.analysis.watch import WatchError
+
+    watch = CheckpointWatch(paths, poll_s=poll_s, history=history)
+    try:
+        records = watch.open()
+    except WatchError as e:
+        _fail(str(e), UNREADABLE)
+    names = ", ".join(w.name for w in watch.watchers)
+    click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
+    stream: IO[bytes]
+    try:
+        stream = out.open("ab") if out else sys.stdout.buffer
+    except OSError as e:
+        _fail(f"cannot write {out}: {e.strerror or e}", UNREADABLE)
+    metrics = None
+    if port is not None:
+        from streamwatch.watch_metrics import WatchMetrics
+
+        try:
+            metrics = WatchMetrics(port)
+        except OSError as e:
+            _fail(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}", UNREADABLE)
+        click.echo(f"streamwatch watch: metrics at http://127.0.0.1:{metrics.port}/metrics", err=True)
+    stop = threading.Event()
+    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while True:
+            try:
+                stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in records))
+                stream.flush()
+            except OSError as e:
+                click.echo(f"streamwatch watch: cannot write: {e.strerror or e}", err=True)
+                return UNREADABLE
+            if metrics is not None:
+                for r in [*records, *watch.statuses()]:
+                    metrics(r)
+            if once:
+                return STUCK if any(s.stuck for s in watch.statuses()) else OK
+            if stop.wait(poll_s):
+                return OK
+            try:
+                records = watch.poll()
+            except Exception as e:  # a storage hiccup: say so, keep polling
+                click.echo(f"streamwatch watch: poll failed: {e}", err=True)
+                records = []
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if metrics is not None:
+            metrics.close()
+        if out:
+            stream.close()

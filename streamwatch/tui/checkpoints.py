@@ -1,0 +1,147 @@
+"""The dashboard on checkpoints alone (``streamwatch watch PATH…``; no Spark, no listener).
+
+:class:`CheckpointBackend` implements :class:`streamwatch.tui.backend.Backend` over a
+:class:`~streamwatch.analysis.session.CheckpointWatch`: every committed batch becomes a
+``QueryProgress`` (batch id, ``triggerExecution`` = commit time − ``batchTimestampMs``,
+watermark; row counts are not in a checkpoint and show as 0), every watched query a
+``QueryStarted``; stuck/idle verdicts, findings and pipeline backlog arrive as notices.
+Controls that need Spark (start/stop/restart, land, trigger, results) raise
+:class:`NeedsSpark`, which the dashboard shows in its status line.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+from typing import Callable
+
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.session import CheckpointWatch
+from streamwatch.analysis.watch import WatchError
+from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
+from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
+
+RUN_ID = "checkpoint"  # no run id in a checkpoint: every watched query shows this one
+
+
+class NeedsSpark(Exception):
+    """A control that only a running Spark session can do."""
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def progress_of(rec: CheckpointBatch) -> QueryProgress:
+    """The dashboard's progress event for a checkpoint batch (rows unknown → 0)."""
+    event_time = {"watermark": _iso(rec.watermark_ms) or ""} if rec.watermark_ms else {}
+    dur = rec.duration_ms or 0
+    return QueryProgress(id=rec.id or rec.checkpoint, run_id=RUN_ID, timestamp=_iso(rec.planned_at_ms or rec.committed_at_ms),
+                         name=rec.query, batch_id=rec.batch_id, batch_duration=dur,
+                         duration_ms={"triggerExecution": dur}, event_time=event_time)
+
+
+class CheckpointBackend:
+    """Watches ``paths`` (checkpoints, folders of checkpoints, workspaces; local or fsspec
+    URLs) every ``poll_s`` seconds. Discovery runs in the constructor, so a bad PATH raises
+    :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens."""
+
+    def __init__(self, paths: list[str], poll_s: float = 1.0, history: int = 100,
+                 storage_options: dict | None = None) -> None:
+        self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
+        found = self.watch.found()
+        self.plan = RunPlan(
+            pipeline="watch",
+            description=f"{len(found)} checkpoint(s), polled every {poll_s:g} s — no listener",
+            queries=tuple(QueryPlan(query_name=f.name, layer="", checkpoint=f.url, table="") for f in found),
+            landing=(),
+            trigger="checkpoint",
+        )
+        self.poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started: set[str] = set()
+
+    def start(self, emit: Callable[[object], None]) -> None:
+        """Start the polling thread and return at once."""
+        self._thread = threading.Thread(target=self._run, args=(emit,), name="streamwatch-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self, emit: Callable[[object], None]) -> None:
+        try:
+            records = self.watch.open()
+        except WatchError as e:
+            emit(RuntimeNotice("error", str(e)))
+            return
+        emit(RuntimeNotice("info", f"watching {len(self.watch.watchers)} checkpoint(s) — controls need Spark"))
+        while True:
+            for r in records:
+                self._emit(r, emit)
+            if self._stop.wait(self.poll_s):
+                return
+            try:
+                records = self.watch.poll()
+            except Exception as e:  # a storage hiccup: say so, keep polling
+                emit(RuntimeNotice("warning", f"poll failed: {e}"))
+                records = []
+
+    def _emit(self, r: object, emit: Callable[[object], None]) -> None:
+        if isinstance(r, (CheckpointBatch, CheckpointStatus)) and r.checkpoint not in self._started:
+            self._started.add(r.checkpoint)
+            emit(QueryStarted(id=r.id or r.checkpoint, run_id=RUN_ID, timestamp=None, name=r.query))
+        if isinstance(r, CheckpointBatch):
+            emit(progress_of(r))
+        elif isinstance(r, CheckpointStatus):
+            if r.stuck:
+                emit(RuntimeNotice("error", f"{r.query} stuck: batch {r.in_flight_batch_id} planned "
+                                            f"{r.in_flight_s:.0f} s ago, no commit (cadence {r.cadence_ms} ms)"))
+            elif r.idle:
+                emit(QueryIdle(id=r.id or r.checkpoint, run_id=RUN_ID, timestamp=_iso(r.at_ms)))
+        elif isinstance(r, CheckpointFinding):
+            level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
+            emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))
+        elif isinstance(r, PipelineEdge):
+            slow = " (slowest layer)" if r.slowest else ""
+            emit(RuntimeNotice("info", f"{r.upstream} → {r.downstream}: backlog {r.backlog_files} file(s), "
+                                       f"end-to-end {r.end_to_end_ms} ms{slow}"))
+
+    def stop(self) -> None:
+        """Stop polling (idempotent)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(5)
+
+    # -- controls: a checkpoint cannot be told anything ------------------------------------
+    def _needs_spark(self, what: str) -> None:
+        raise NeedsSpark(f"{what} needs Spark — `streamwatch watch` only reads checkpoints")
+
+    def start_query(self, name: str) -> None:
+        self._needs_spark("start")
+
+    def stop_query(self, name: str) -> None:
+        self._needs_spark("stop")
+
+    def restart_query(self, name: str) -> None:
+        self._needs_spark("restart")
+
+    def start_pipeline(self) -> None:
+        self._needs_spark("start")
+
+    def stop_pipeline(self) -> None:
+        self._needs_spark("stop")
+
+    def restart_pipeline(self) -> None:
+        self._needs_spark("restart")
+
+    def land(self, count: int = 1, source: str | None = None) -> list:
+        self._needs_spark("land")
+        return []
+
+    def set_trigger(self, trigger: str, name: str | None = None) -> None:
+        self._needs_spark("trigger")
+
+    def read_results(self, name: str, limit: int = 100) -> tuple[list, list]:
+        self._needs_spark("results")
+        return [], []
