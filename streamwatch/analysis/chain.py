@@ -51,15 +51,20 @@ class PipelineChain:
     which their commits appear) and :meth:`edges` for the current picture."""
 
     def __init__(self, watchers: list[CheckpointWatcher]) -> None:
-        self.layers = {w.url: _Layer(w) for w in watchers}
+        self.layers: dict[str, _Layer] = {}
         self._sinks: dict[str, str] = {}  # sink folder key → watcher url
         self._delta_tables: dict[str, str] = {}  # Delta table id → watcher url
         self.edges_seen: dict[tuple[str, str], str] = {}  # (up url, down url) → path
         for w in watchers:
-            if w.sink_url:
-                self._sinks[same_place(w.sink_url)] = w.url
-            if w.delta_sink is not None and w.delta_sink.table_id:
-                self._delta_tables[w.delta_sink.table_id] = w.url
+            self.add(w)
+
+    def add(self, w: CheckpointWatcher) -> None:
+        """Take part in the chain (an opened watcher; a query found after the start)."""
+        self.layers[w.url] = _Layer(w)
+        if w.sink_url:
+            self._sinks[same_place(w.sink_url)] = w.url
+        if w.delta_sink is not None and w.delta_sink.table_id:
+            self._delta_tables[w.delta_sink.table_id] = w.url
 
     def _upstream_of(self, file_uri: str) -> str | None:
         folder = posixpath.dirname(same_place(file_uri))

@@ -57,6 +57,9 @@ def discover(path: str, storage_options: dict | None = None) -> list[Found]:
                 found.append(Found(dirpath, _name("" if rel == "." else rel, dirpath)))
                 dirnames[:] = []
                 continue
+            if "_spark_metadata" in dirnames or "_delta_log" in dirnames:
+                dirnames[:] = []  # a table: its data files are no checkpoints
+                continue
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP and not d.startswith("."))
     else:
         try:

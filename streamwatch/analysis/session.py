@@ -20,11 +20,14 @@ class CheckpointWatch:
 
     ``open()`` and ``poll()`` return the new records: batches (with lineage), status changes,
     findings, and the pipeline edges whenever a batch committed. Raises :class:`WatchError`
-    when a PATH is missing, holds no checkpoint, or a checkpoint cannot be read."""
+    when a PATH is missing, holds no checkpoint (unless ``allow_empty``), or a checkpoint
+    cannot be read. Every ``rediscover_s`` seconds (0: every poll; None: never) PATHs are
+    searched again and checkpoints that appeared since are watched too (a folder walk locally,
+    a flat listing on an object store)."""
 
     def __init__(self, paths: list[str], *, poll_s: float = 1.0, history: int = 100,
                  storage_options: dict | None = None, clock: Callable[[], float] = time.time,
-                 file_sizes: bool = True) -> None:
+                 file_sizes: bool = True, rediscover_s: float = 30.0, allow_empty: bool = False) -> None:
         self.paths = list(paths)
         self.poll_s = poll_s
         self.history = history
@@ -34,8 +37,12 @@ class CheckpointWatch:
         self.watchers: list[CheckpointWatcher] = []
         self.chain: PipelineChain | None = None
         self.edges: list[PipelineEdge] = []
+        self.rediscover_s = rediscover_s
+        self.allow_empty = allow_empty
+        self._discovered_at = 0.0
 
     def found(self) -> list[Found]:
+        """The checkpoints under PATHs now (raises :class:`WatchError`, see the class)."""
         out: list[Found] = []
         seen: set[str] = set()
         for p in self.paths:
@@ -45,15 +52,20 @@ class CheckpointWatch:
                         seen.add(f.url)
                         out.append(f)
             except DiscoveryError as e:
-                raise WatchError(str(e)) from None
+                if not (self.allow_empty and "no checkpoint found" in str(e)):
+                    raise WatchError(str(e)) from None
         names = [f.name for f in out]
         return [f if names.count(f.name) == 1 else Found(f.url, f.url) for f in out]
 
+    def _watcher(self, f: Found) -> CheckpointWatcher:
+        return CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s,
+                                 storage_options=self.options, clock=self.clock, file_sizes=self.file_sizes)
+
     def open(self) -> list[WatchRecord]:
+        """Discover and open every checkpoint; the records of their recent history."""
         found = self.found()
-        self.watchers = [CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s,
-                                           storage_options=self.options, clock=self.clock,
-                                           file_sizes=self.file_sizes) for f in found]
+        self._discovered_at = time.monotonic()
+        self.watchers = [self._watcher(f) for f in found]
         raw: list[WatchRecord] = []
         for w in self.watchers:
             raw.extend(w.open())
@@ -61,10 +73,32 @@ class CheckpointWatch:
         return self._finish(raw)
 
     def poll(self) -> list[WatchRecord]:
+        """One look at every checkpoint (and for new ones when due); the new records."""
         raw: list[WatchRecord] = []
+        if self.rediscover_s is not None and time.monotonic() - self._discovered_at >= self.rediscover_s:
+            raw.extend(self._rediscover())
         for w in self.watchers:
             raw.extend(w.poll())
         return self._finish(raw)
+
+    def _rediscover(self) -> list[WatchRecord]:
+        assert self.chain is not None
+        self._discovered_at = time.monotonic()
+        known = {w.url for w in self.watchers}
+        try:
+            fresh = [f for f in self.found() if f.url not in known]
+        except WatchError:
+            return []  # a PATH vanished for a moment: keep watching what is known
+        out: list[WatchRecord] = []
+        for f in fresh:
+            w = self._watcher(f)
+            try:
+                out.extend(w.open())
+            except WatchError:
+                continue  # still being created: next time
+            self.watchers.append(w)
+            self.chain.add(w)
+        return out
 
     def statuses(self) -> list[CheckpointStatus]:
         return [w.judge() for w in self.watchers]

@@ -1,0 +1,142 @@
+"""`streamwatch watch` against Spark as the oracle: the flights pipeline runs with its
+listener recording while a checkpoint watch follows its workspace; every committed batch is
+derived from the files alone with the listener's batch ids, the input files Spark read and
+durations close to the listener's triggerExecution."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+
+import pytest
+
+from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
+from streamwatch.analysis.session import CheckpointWatch
+from streamwatch.analysis.watch import CheckpointWatcher
+from streamwatch.events.reader import ReadReport, read_recording
+from streamwatch.model.events import QueryProgress
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def watched_run(spark, tmp_path_factory):
+    """Flights (4 landed files, 2 per trigger; 1 weather file) run with ``availableNow``
+    while a recording listens and a watch polls the workspace in a thread."""
+    import streamwatch
+    from sample_pipelines.flights.factory import FlightsFactory
+    from sample_pipelines.flights.weather import WeatherFactory
+    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.spark.runner import PipelineRunner
+
+    root = tmp_path_factory.mktemp("watch-ws")
+    ws = Workspace(root)
+    FlightsFactory(ws.landing("flights", "flights")).land(4)
+    WeatherFactory(ws.landing("flights", "weather")).land(1)
+    runner = PipelineRunner(spark, get_pipeline("flights"), ws, "parquet", {"max_files_per_trigger": 2})
+    watch = CheckpointWatch([str(root)], poll_s=0.25, rediscover_s=0, allow_empty=True)
+    records = list(watch.open())
+    stop = threading.Event()
+    polls = [0]
+
+    def follow() -> None:
+        while not stop.wait(0.25):
+            records.extend(watch.poll())
+            polls[0] += 1
+
+    t = threading.Thread(target=follow, daemon=True)
+    rec = streamwatch.record(spark, root / "events.jsonl")
+    t.start()
+    try:
+        runner.run_available_now(timeout_s=300)
+    finally:
+        rec.stop()
+        stop.set()
+        t.join(30)
+    records.extend(watch.poll())  # the last commits (the thread may have stopped just before)
+    progress = [e for e in read_recording(root / "events.jsonl", ReadReport()) if isinstance(e, QueryProgress)]
+    return spark, root, watch, records, progress, polls[0]
+
+
+def _by_key(records):
+    out: dict[tuple[str, int], CheckpointBatch] = {}
+    for r in records:
+        if isinstance(r, CheckpointBatch):
+            assert (r.id, r.batch_id) not in out, f"batch {r.query}/{r.batch_id} derived twice"
+            out[(r.id, r.batch_id)] = r
+    return out
+
+
+def test_every_committed_batch_is_derived_with_the_listeners_ids(watched_run):
+    _spark, root, watch, records, progress, polls = watched_run
+    assert polls > 5, "the watch ran alongside the pipeline"
+    derived = _by_key(records)
+    listened = {(p.id, p.batch_id): p for p in progress}
+    assert len(watch.watchers) == 6
+    assert set(derived) == set(listened), (set(derived) ^ set(listened))
+    for w in watch.watchers:  # and the checkpoint's commit log agrees
+        commits = {int(n.name) for n in (root / w.url[len(str(root)) + 1:] / "commits").iterdir() if n.name.isdigit()}
+        assert {b for (qid, b) in derived if qid == w.query_id} == commits, w.name
+    names = {p.id: p.name for p in progress}
+    assert all(names[k[0]] == r.query for k, r in derived.items())  # flights_bronze … as Spark names them
+
+
+def test_durations_agree_with_trigger_execution(watched_run):
+    *_, records, progress, _polls = watched_run
+    derived = _by_key(records)
+    for p in progress:
+        d = derived[(p.id, p.batch_id)]
+        te = p.duration_ms["triggerExecution"]
+        assert abs(d.duration_ms - te) <= max(1000, 0.2 * te), (p.name, p.batch_id, d.duration_ms, te)
+
+
+def test_input_files_are_the_files_spark_read(watched_run):
+    spark, root, watch, records, progress, _ = watched_run
+    derived = _by_key(records)
+    rows = {(p.id, p.batch_id): p.num_input_rows for p in progress}
+    for key, d in derived.items():
+        if d.query in ("flights_silver", "flights_gold"):  # read bronze/silver Parquet files
+            (src,) = d.inputs
+            count = spark.read.parquet(*[p for p in src.paths]).count() if src.paths else 0
+            assert count == rows[key], (d.query, d.batch_id, src.files, count, rows[key])
+    bronze = [d for d in derived.values() if d.query == "flights_bronze"]
+    read = [p.rsplit("/", 1)[1] for d in bronze for s in d.inputs for p in s.paths]
+    landed = sorted(p.name for p in (root / "landing/flights/flights").iterdir() if p.suffix == ".csv")
+    assert sorted(read) == landed  # each landed file read exactly once
+    assert all(d.input_files <= 2 for d in bronze) and len(bronze) == 2  # maxFilesPerTrigger=2
+    assert all(d.input_bytes == sum((root / "landing/flights/flights" / p.rsplit("/", 1)[1]).stat().st_size
+                                    for s in d.inputs for p in s.paths) for d in bronze)
+
+
+def test_pipeline_edges_backlog_drained_and_end_to_end(watched_run):
+    *_, watch, records, _progress, _ = watched_run
+    edges = {(e.upstream, e.downstream): e for e in watch.edges}
+    assert ("flights_bronze", "flights_silver") in edges and ("flights_silver", "flights_gold") in edges
+    assert all(e.backlog_files == 0 for e in edges.values())  # availableNow read everything
+    assert sum(e.slowest for e in {e.downstream: e for e in edges.values()}.values()) <= 1
+    gold = [r for r in records if isinstance(r, CheckpointBatch) and r.query == "flights_gold" and r.origin_ms]
+    bronze_in = min(m for r in records if isinstance(r, CheckpointBatch) and r.query == "flights_bronze"
+                    for s in r.inputs for m in s.file_mtimes_ms)
+    assert gold and min(r.origin_ms for r in gold) == bronze_in  # lineage reaches the landed files
+    assert all(r.end_to_end_ms >= r.duration_ms for r in gold)
+    assert any(isinstance(r, PipelineEdge) for r in records)
+
+
+def test_a_killed_batch_is_stuck_and_a_finished_query_idle(watched_run, tmp_path, unchanged):
+    _spark, root, watch, *_ = watched_run
+    bronze = next(w for w in watch.watchers if w.name == "flights_bronze")
+    copy = tmp_path / "bronze-killed"
+    shutil.copytree(bronze.url, copy)
+    last = max(int(n.name) for n in (copy / "commits").iterdir() if n.name.isdigit())
+    (copy / "commits" / str(last)).unlink()  # offsets N, no commit N: as a kill mid-batch leaves it
+    unchanged(copy)
+    w = CheckpointWatcher(str(copy), "killed", poll_s=0.05)
+    w.open()
+    planned = w.offsets[last].timestamp_ms
+    cadence = w.cadence_ms()
+    threshold = max(5 * cadence, 100)
+    assert not w.judge(planned + threshold - 1).stuck
+    s = w.judge(planned + threshold + 1)
+    assert s.stuck and s.in_flight_batch_id == last and not s.idle
+    done = bronze.judge(bronze.commit_at[bronze.last_commit_id] + max(2 * bronze.cadence_ms(), 100) + 1)
+    assert done.idle and not done.stuck and done.in_flight_batch_id is None
