@@ -64,7 +64,10 @@ class Probe:
         try:
             from fsspec.core import url_to_fs
 
-            self._fs, inner = url_to_fs(url, **(storage_options or {}))
+            # an instance of its own, without a listings cache: the inspector's cached listings
+            # of the same folders would hide files that appeared since
+            opts = {"skip_instance_cache": True, "use_listings_cache": False, **(storage_options or {})}
+            self._fs, inner = url_to_fs(url, **opts)
         except (ImportError, ValueError) as e:
             raise ProbeError(f"{url}: cannot open ({e})") from None
         self.protocol = url.split("://", 1)[0]
@@ -110,6 +113,8 @@ class Probe:
             if self.local:
                 with open(path, "rb") as f:
                     return f.read()
+            if self._refresh:  # s3fs: one GET (no HEAD for the size first)
+                return self._fs.cat_file(path, max_concurrency=1)
             return self._fs.cat_file(path)
         except (OSError, ValueError):
             return None
