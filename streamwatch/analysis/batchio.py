@@ -43,9 +43,33 @@ def _json_lines(body: bytes) -> list[dict]:
     return out
 
 
-def read_log_file(probe: Probe, folder: str, batch_id: int) -> tuple[list[dict], bool] | None:
+def _tail_of_batch(body: bytes, batch_id: int) -> list[dict]:
+    """The lines of ``batch_id`` at the end of a file-source ``.compact`` file (entries are in
+    batch order, so only the tail is parsed, not the whole history)."""
+    out: list[dict] = []
+    end = len(body)
+    while end > 0:
+        start = body.rfind(b"\n", 0, end) + 1
+        line = body[start:end].strip()
+        end = start - 1
+        if not line:
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(row, dict) or row.get("batchId") != batch_id:
+            break
+        out.append(row)
+    out.reverse()
+    return out
+
+
+def read_log_file(probe: Probe, folder: str, batch_id: int, *, tail_only: bool = False) -> tuple[list[dict], bool] | None:
     """Entries of a compactible log's batch ``batch_id`` (``N``, else ``N.compact``) and
-    whether they came from a compact file; None when neither exists or is readable."""
+    whether they came from a compact file; None when neither exists or is readable.
+    ``tail_only``: from a compact file keep only the trailing lines whose ``batchId`` is
+    ``batch_id`` (file-source logs)."""
     for name, compact in ((str(batch_id), False), (f"{batch_id}.compact", True)):
         path = probe.join(folder, name)
         data = probe.read(path)
@@ -54,6 +78,8 @@ def read_log_file(probe: Probe, folder: str, batch_id: int) -> tuple[list[dict],
         version, body, _ = split_header(data, path, MAX_FILE_LOG_VERSION, name)
         if version is None:
             return None
+        if compact and tail_only:
+            return _tail_of_batch(body, batch_id), compact
         return _json_lines(body), compact
     return None
 
@@ -127,7 +153,7 @@ class SourceReader:
         paths: list[str] = []
         mtimes: list[int] = []
         for log_id in range(before + 1, last + 1):
-            got = read_log_file(self.probe, folder, log_id)
+            got = read_log_file(self.probe, folder, log_id, tail_only=True)
             if got is None:
                 continue
             rows, compact = got
