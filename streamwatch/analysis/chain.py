@@ -148,5 +148,6 @@ class PipelineChain:
                 upstream=u.watcher.name, downstream=d.watcher.name, upstream_id=u.watcher.query_id,
                 downstream_id=d.watcher.query_id, path=path, backlog_files=files, backlog_bytes=size,
                 backlog_versions=versions, layer_latency_ms=self.layer_latency_ms(down),
-                end_to_end_ms=d.last_e2e, slowest=(down == slowest), at_ms=now_ms))
+                end_to_end_ms=d.last_e2e, slowest=(down == slowest), at_ms=now_ms,
+                slowest_layer=self.layers[slowest].watcher.name if slowest else None))
         return out

@@ -205,7 +205,8 @@ class PipelineEdge:
     ``layer_latency_ms``: the downstream query's median time from its input being available
     to its commit; ``end_to_end_ms``: the downstream's latest batch's latency from the oldest
     landed file it carries; ``slowest``: the downstream layer has the pipeline's largest
-    layer latency."""
+    layer latency; ``slowest_layer`` names the watched query with the largest layer latency
+    (possibly a first layer, which has no incoming edge)."""
 
     kind: ClassVar[str] = "pipeline-edge"
     upstream: str
@@ -220,6 +221,7 @@ class PipelineEdge:
     end_to_end_ms: int | None = None
     slowest: bool = False
     at_ms: int = 0
+    slowest_layer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -227,7 +229,8 @@ class PipelineEdge:
             "upstreamId": self.upstream_id, "downstreamId": self.downstream_id, "path": self.path,
             "backlogFiles": self.backlog_files, "backlogBytes": self.backlog_bytes,
             "backlogVersions": self.backlog_versions, "layerLatencyMs": self.layer_latency_ms,
-            "endToEndMs": self.end_to_end_ms, "slowest": self.slowest, "atMs": self.at_ms,
+            "endToEndMs": self.end_to_end_ms, "slowest": self.slowest, "slowestLayer": self.slowest_layer,
+            "atMs": self.at_ms,
         }
 
 

@@ -34,7 +34,7 @@ Records (one JSON object per line, field "kind"):
                       inFlightSeconds, cadenceMs, stuck, idle, idleSeconds
   checkpoint-finding  id, query, severity, code, message, path
   pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
-                      layerLatencyMs, endToEndMs, slowest
+                      layerLatencyMs, endToEndMs, slowest, slowestLayer
 """
 
 OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4

@@ -103,7 +103,7 @@ class CheckpointBackend:
             level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
             emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))
         elif isinstance(r, PipelineEdge):
-            slow = " (slowest layer)" if r.slowest else ""
+            slow = f"; slowest layer {r.slowest_layer}" if r.slowest_layer else ""
             emit(RuntimeNotice("info", f"{r.upstream} → {r.downstream}: backlog {r.backlog_files} file(s), "
                                        f"end-to-end {r.end_to_end_ms} ms{slow}"))
 

@@ -119,7 +119,7 @@ def test_pipeline_chain_backlog_and_latency(tmp_path):
     b.commit(1, T0 + 6500)
     e = [r for r in watch.poll() if isinstance(r, PipelineEdge)][0]
     assert (e.backlog_files, e.backlog_bytes) == (0, 0)
-    assert e.slowest  # silver waits longer for its input than bronze does
+    assert e.slowest and e.slowest_layer == "p_silver"  # silver waits longer for its input than bronze
 
 
 def test_nothing_to_watch_is_an_error(tmp_path):
