@@ -45,7 +45,7 @@ def discover(path: str, storage_options: dict | None = None) -> list[Found]:
         probe = Probe(path, storage_options)
     except ProbeError as e:
         raise DiscoveryError(str(e)) from None
-    root = probe.root
+    root = os.path.realpath(probe.root) if probe.local else probe.root  # Spark logs absolute, resolved paths
     base = path.rstrip("/")
     if probe.local:
         if not os.path.isdir(root):

@@ -120,15 +120,15 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while True:
+            if metrics is not None:  # gauges first: a reader of the JSONL then finds them current
+                for r in [*records, *watch.statuses()]:
+                    metrics(r)
             try:
                 stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in records))
                 stream.flush()
             except OSError as e:
                 click.echo(f"streamwatch watch: cannot write: {e.strerror or e}", err=True)
                 return UNREADABLE
-            if metrics is not None:
-                for r in [*records, *watch.statuses()]:
-                    metrics(r)
             if once:
                 return STUCK if any(s.stuck for s in watch.statuses()) else OK
             if stop.wait(poll_s):
