@@ -9,7 +9,12 @@ from typing import Callable
 
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
-from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, WatchRecord
+from streamwatch.analysis.records import (
+    CheckpointBatch,
+    CheckpointStatus,
+    PipelineEdge,
+    WatchRecord,
+)
 from streamwatch.analysis.watch import CheckpointWatcher, WatchError
 
 

@@ -15,7 +15,12 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable
 
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.records import (
+    CheckpointBatch,
+    CheckpointFinding,
+    CheckpointStatus,
+    PipelineEdge,
+)
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.analysis.watch import WatchError
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
@@ -114,6 +119,15 @@ class CheckpointBackend:
             self._thread.join(5)
 
     # -- controls: a checkpoint cannot be told anything ------------------------------------
+    #: no control is supported (capability flags of the typed ``Backend`` base, when present)
+    CONTROLS: frozenset = frozenset()
+    triggers: dict[str, str] = {}
+    output_modes: dict[str, str] = {}
+
+    def supports(self, control: object) -> bool:
+        """Always False: every control needs Spark."""
+        return False
+
     def _needs_spark(self, what: str) -> None:
         raise NeedsSpark(f"{what} needs Spark — `streamwatch watch` only reads checkpoints")
 
