@@ -85,6 +85,8 @@ def read_log_file(probe: Probe, folder: str, batch_id: int, *, tail_only: bool =
 
 
 def _number(p: SourceOffset | None) -> int | None:
+    """A numeric offset: LongOffset, rate-micro-batch ``offset``, or the sum of a rate
+    source's per-partition ``value``s."""
     if p is None:
         return None
     if p.kind == "number":
@@ -93,7 +95,10 @@ def _number(p: SourceOffset | None) -> int | None:
         except ValueError:
             return None
     v = p.fields.get("offset")
-    return v if isinstance(v, int) else None
+    if isinstance(v, int):
+        return v
+    values = [d.get("value") for d in p.fields.values() if isinstance(d, dict)]
+    return sum(values) if values and all(isinstance(x, int) for x in values) else None
 
 
 def _int(v) -> int | None:
@@ -123,10 +128,11 @@ class SourceReader:
             elif p.kind == "file":
                 out.append(self._file(entry, i, sid, p, q, prev is None))
             elif p.kind == "kafka":
-                before = q.kafka_partitions if q is not None and q.kind == "kafka" else {}
-                adv = {t: {str(k): int(v) - int(before.get(t, {}).get(k, v if prev is None else 0))
-                           for k, v in parts.items() if isinstance(v, int)}
-                       for t, parts in p.kafka_partitions.items()}
+                adv = None
+                if q is not None and q.kind == "kafka":  # a partition new since: from offset 0
+                    before = q.kafka_partitions
+                    adv = {t: {str(k): v - int(before.get(t, {}).get(k, 0)) for k, v in parts.items() if isinstance(v, int)}
+                           for t, parts in p.kafka_partitions.items()}
                 out.append(SourceInput(sid, "kafka", offsets=adv, offset=p.summary()))
             elif p.kind == "delta":
                 to = _int(p.fields.get("reservoirVersion"))

@@ -3,6 +3,8 @@ pipeline backlog — on checkpoints written in Spark's format with exact times."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge
@@ -128,3 +130,45 @@ def test_nothing_to_watch_is_an_error(tmp_path):
         CheckpointWatch([str(tmp_path / "empty")]).open()
     with pytest.raises(WatchError, match="no such folder"):
         CheckpointWatch([str(tmp_path / "missing")]).open()
+
+
+def _offsets(cp_root, b, at_ms, *offsets):
+    meta = {"batchWatermarkMs": 0, "batchTimestampMs": at_ms, "conf": {}}
+    (cp_root / "offsets" / str(b)).write_text("v1\n" + "\n".join([json.dumps(meta), *offsets]))
+
+
+def test_kafka_rate_and_delta_inputs_and_a_delta_sink(tmp_path):
+    ws = tmp_path / "ws"
+    up = FakeCheckpoint(ws / "checkpoints/p/bronze", query_id="bronze-id")
+    down = FakeCheckpoint(ws / "checkpoints/p/silver", query_id="silver-id")
+    log = ws / "tables/p/bronze/_delta_log"
+    log.mkdir(parents=True)
+    (ws / "tables/p/silver/_delta_log").mkdir(parents=True)
+
+    def delta_commit(v, batch, adds, meta=False):
+        rows = [{"metaData": {"id": "table-bronze"}}] if meta else []
+        rows += [{"add": {"path": f"part-{v}-{i}.parquet", "size": 10}} for i in range(adds)]
+        rows += [{"txn": {"appId": "bronze-id", "version": batch}}]
+        (log / f"{v:020d}.json").write_text("\n".join(json.dumps(r) for r in rows))
+
+    kafka = [{"t": {"0": 5, "1": 7}}, {"t": {"0": 9, "1": 7}}]
+    rate = [{"0": {"value": 10, "runTimeMs": 1}}, {"0": {"value": 25, "runTimeMs": 2}}]
+    for b in range(2):
+        _offsets(up.root, b, T0 + b * 1000, json.dumps(kafka[b]), json.dumps(rate[b]))
+        delta_commit(b, b, 2 + b, meta=(b == 0))
+        up.commit(b, T0 + b * 1000 + 100)
+    delta = {"sourceVersion": 1, "reservoirId": "table-bronze", "reservoirVersion": 0, "index": -1,
+             "isStartingVersion": False}
+    _offsets(down.root, 0, T0 + 3000, json.dumps(delta))
+    down.commit(0, T0 + 3500)
+    watch = CheckpointWatch([str(ws)], clock=lambda: (T0 + 5000) / 1000)
+    recs = watch.open()
+    b1 = next(r for r in _batches(recs) if r.query == "p_bronze" and r.batch_id == 1)
+    kafka_in, rate_in = b1.inputs
+    assert kafka_in.kind == "kafka" and kafka_in.offsets == {"t": {"0": 4, "1": 0}}
+    assert (rate_in.kind, rate_in.advanced) == ("rate", 15)
+    assert (b1.output.kind, b1.output.versions, b1.output.files) == ("delta", (1,), 3)
+    s0 = next(r for r in _batches(recs) if r.query == "p_silver")
+    assert s0.inputs[0].kind == "delta" and s0.inputs[0].versions == (0, 0)
+    (edge,) = [r for r in recs if isinstance(r, PipelineEdge)]
+    assert (edge.upstream, edge.downstream, edge.backlog_versions, edge.backlog_files) == ("p_bronze", "p_silver", 1, 3)
