@@ -17,22 +17,21 @@ from streamwatch.events.reader import ReadReport, read_recording
 from streamwatch.model.events import QueryProgress
 
 pytestmark = pytest.mark.spark
+LAYERS = ("bronze", "silver", "gold")  # the chain; quarantine, weather and enriched are not run
 
 
 @pytest.fixture(scope="module")
 def watched_run(spark, tmp_path_factory):
-    """Flights (4 landed files, 2 per trigger; 1 weather file) run with ``availableNow``
-    while a recording listens and a watch polls the workspace in a thread."""
+    """Flights' bronze → silver → gold (4 landed files, 2 per trigger) run with
+    ``availableNow`` while a recording listens and a watch polls the workspace in a thread."""
     import streamwatch
     from sample_pipelines.flights.factory import FlightsFactory
-    from sample_pipelines.flights.weather import WeatherFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
 
     root = tmp_path_factory.mktemp("watch-ws")
     ws = Workspace(root)
     FlightsFactory(ws.landing("flights", "flights")).land(4)
-    WeatherFactory(ws.landing("flights", "weather")).land(1)
     runner = PipelineRunner(spark, get_pipeline("flights"), ws, "parquet", {"max_files_per_trigger": 2})
     watch = CheckpointWatch([str(root)], poll_s=0.25, rediscover_s=0, allow_empty=True)
     records = list(watch.open())
@@ -48,7 +47,10 @@ def watched_run(spark, tmp_path_factory):
     rec = streamwatch.record(spark, root / "events.jsonl")
     t.start()
     try:
-        runner.run_available_now(timeout_s=300)
+        for layer in LAYERS:  # upstream first, each to the end of its input (availableNow)
+            q = runner.start_layer(layer, "availableNow")
+            q.awaitTermination(300)
+            assert not q.isActive and q.exception() is None, (layer, q.exception())
     finally:
         rec.stop()
         stop.set()
@@ -72,7 +74,7 @@ def test_every_committed_batch_is_derived_with_the_listeners_ids(watched_run):
     assert polls > 5, "the watch ran alongside the pipeline"
     derived = _by_key(records)
     listened = {(p.id, p.batch_id): p for p in progress}
-    assert len(watch.watchers) == 6
+    assert sorted(w.name for w in watch.watchers) == [f"flights_{layer}" for layer in sorted(LAYERS)]
     assert set(derived) == set(listened), (set(derived) ^ set(listened))
     for w in watch.watchers:  # and the checkpoint's commit log agrees
         commits = {int(n.name) for n in (root / w.url[len(str(root)) + 1:] / "commits").iterdir() if n.name.isdigit()}
