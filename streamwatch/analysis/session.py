@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -17,6 +18,9 @@ from streamwatch.analysis.records import (
 )
 from streamwatch.analysis.watch import CheckpointWatcher, WatchError
 
+#: Object-store PATHs are searched for new checkpoints this many times less often.
+URL_REDISCOVER_FACTOR = 10
+
 
 class CheckpointWatch:
     """Every checkpoint found under ``paths`` (see :func:`~streamwatch.analysis.discover.discover`),
@@ -26,9 +30,10 @@ class CheckpointWatch:
     ``open()`` and ``poll()`` return the new records: batches (with lineage), status changes,
     findings, and the pipeline edges whenever a batch committed. Raises :class:`WatchError`
     when a PATH is missing, holds no checkpoint (unless ``allow_empty``), or a checkpoint
-    cannot be read. Every ``rediscover_s`` seconds (0: every poll; None: never) PATHs are
-    searched again and checkpoints that appeared since are watched too (a folder walk locally,
-    a flat listing on an object store)."""
+    cannot be read. Every ``rediscover_s`` seconds (0: every poll; None: never) local PATHs
+    are searched again (a folder walk) and checkpoints that appeared since are watched too;
+    URL PATHs every :data:`URL_REDISCOVER_FACTOR` × ``rediscover_s`` (a flat listing of
+    everything under the PATH, so rarely). A PATH that is a checkpoint is never searched again."""
 
     def __init__(self, paths: list[str], *, poll_s: float = 1.0, history: int = 100,
                  storage_options: dict | None = None, clock: Callable[[], float] = time.time,
@@ -44,7 +49,7 @@ class CheckpointWatch:
         self.edges: list[PipelineEdge] = []
         self.rediscover_s = rediscover_s
         self.allow_empty = allow_empty
-        self._discovered_at = 0.0
+        self._discovered_at: dict[str, float] = {}
 
     def found(self) -> list[Found]:
         """The checkpoints under PATHs now (raises :class:`WatchError`, see the class)."""
@@ -69,7 +74,7 @@ class CheckpointWatch:
     def open(self) -> list[WatchRecord]:
         """Discover and open every checkpoint; the records of their recent history."""
         found = self.found()
-        self._discovered_at = time.monotonic()
+        self._discovered_at = dict.fromkeys(self.paths, time.monotonic())
         self.watchers = [self._watcher(f) for f in found]
         raw: list[WatchRecord] = []
         for w in self.watchers:
@@ -80,20 +85,29 @@ class CheckpointWatch:
     def poll(self) -> list[WatchRecord]:
         """One look at every checkpoint (and for new ones when due); the new records."""
         raw: list[WatchRecord] = []
-        if self.rediscover_s is not None and time.monotonic() - self._discovered_at >= self.rediscover_s:
-            raw.extend(self._rediscover())
+        if self.rediscover_s is not None:
+            now = time.monotonic()
+            for p in self._searchable():
+                factor = URL_REDISCOVER_FACTOR if "://" in p else 1
+                if now - self._discovered_at.get(p, 0.0) >= self.rediscover_s * factor:
+                    self._discovered_at[p] = now
+                    raw.extend(self._rediscover(p))
         for w in self.watchers:
             raw.extend(w.poll())
         return self._finish(raw)
 
-    def _rediscover(self) -> list[WatchRecord]:
+    def _searchable(self) -> list[str]:
+        """PATHs that are not themselves a watched checkpoint."""
+        known = {w.url.rstrip("/") for w in self.watchers}
+        return [p for p in self.paths if p.rstrip("/") not in known and os.path.realpath(p) not in known]
+
+    def _rediscover(self, path: str) -> list[WatchRecord]:
         assert self.chain is not None
-        self._discovered_at = time.monotonic()
         known = {w.url for w in self.watchers}
         try:
-            fresh = [f for f in self.found() if f.url not in known]
-        except WatchError:
-            return []  # a PATH vanished for a moment: keep watching what is known
+            fresh = [f for f in discover(path, self.options) if f.url not in known]
+        except DiscoveryError:
+            return []  # a PATH vanished for a moment, or nothing yet: keep watching what is known
         out: list[WatchRecord] = []
         for f in fresh:
             w = self._watcher(f)

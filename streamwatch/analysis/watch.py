@@ -120,7 +120,7 @@ class CheckpointWatcher:
         self.last_offset_id = offs[-1] if offs else None
         out: list[WatchRecord] = list(self._new_findings(cp.findings))
         window = [b for b in coms if b >= (coms[-1] - self.history + 1)] if coms else []
-        self.last_commit_id = (window[0] - 1) if window else None
+        self.last_commit_id = (window[0] - 1) if window else (coms[-1] if coms else None)
         for b in window:
             rec = self._commit(b)
             if rec is not None:

@@ -172,3 +172,24 @@ def test_kafka_rate_and_delta_inputs_and_a_delta_sink(tmp_path):
     assert s0.inputs[0].kind == "delta" and s0.inputs[0].versions == (0, 0)
     (edge,) = [r for r in recs if isinstance(r, PipelineEdge)]
     assert (edge.upstream, edge.downstream, edge.backlog_versions, edge.backlog_files) == ("p_bronze", "p_silver", 1, 3)
+
+
+def test_history_zero_derives_only_what_commits_from_now_on(tmp_path):
+    cp = _steady(tmp_path, planned_extra=False)
+    w = CheckpointWatcher(str(tmp_path / "cp"), "q", history=0)
+    assert _batches(w.open()) == []
+    assert _batches(w.poll()) == []
+    cp.plan(4, T0 + 4 * EVERY)
+    cp.commit(4, T0 + 4 * EVERY + TAKES)
+    assert [b.batch_id for b in _batches(w.poll())] == [4]
+
+
+def test_a_checkpoint_created_later_is_picked_up(tmp_path):
+    _steady(tmp_path / "one")
+    watch = CheckpointWatch([str(tmp_path)], rediscover_s=0)
+    watch.open()
+    assert [w.name for w in watch.watchers] == ["one/cp"]
+    _steady(tmp_path / "two")
+    got = _batches(watch.poll())
+    assert sorted(w.name for w in watch.watchers) == ["one/cp", "two/cp"]
+    assert [b.batch_id for b in got if b.query == "two/cp"] == [0, 1, 2, 3]
