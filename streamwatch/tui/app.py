@@ -19,25 +19,24 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent
 
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui import fmt
 from streamwatch.tui.backend import Backend
-from streamwatch.tui.controls import CommandLine, ControlsMixin
+from streamwatch.tui.controls import ControlsMixin
 from streamwatch.tui.diagnosis import CheckpointHead, Diagnosis
 from streamwatch.tui.journey import Consumed, Journey
 from streamwatch.tui.messages import CheckpointsRead, ResultsRead, Wake
-from streamwatch.tui.rendering import EVENT_COLUMNS, LANDING_COLUMNS, QUERY_COLUMNS, RenderingMixin
+from streamwatch.tui.rendering import RenderingMixin
+from streamwatch.tui.screen import DashboardScreen
 from streamwatch.tui.state import DEFAULT_HISTORY, QueryBoard
 from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
-from streamwatch.tui.views.detail import DetailView
 from streamwatch.tui.views.feeds import event_line, render_results
-from streamwatch.tui.views.table import SyncTable
 
 TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
 
@@ -119,42 +118,27 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         self._journeys_stale = False
         self.render_interval_s = 0.1
         self._rendered_at = 0.0
-        self._frame_timer: Any = None
         self._unrendered: list[float] = []
 
-    # -- layout -------------------------------------------------------------------------
-    def compose(self) -> ComposeResult:
-        yield Header()
-        yield Static(self._session_text(), id="session")
-        with TabbedContent(initial="queries", id="tabs"):
-            with TabPane("1 Queries", id="queries"):
-                yield SyncTable(QUERY_COLUMNS, id="query-table", zebra_stripes=True)
-            with TabPane("2 Detail", id="detail"):
-                yield DetailView(id="detail-view")
-            with TabPane("3 Checkpoint", id="checkpoint"):
-                yield CheckpointView(id="checkpoint-view")
-            with TabPane("4 Landing", id="landing"):
-                yield Static("backlog: -", id="backlog")
-                yield SyncTable(LANDING_COLUMNS, id="landing-table")
-            with TabPane("5 Events", id="events"):
-                yield SyncTable(EVENT_COLUMNS, id="event-table")
-            with TabPane("6 Results", id="results"):
-                yield Static("results: select a query, then :results", id="results-head")
-                yield DataTable(id="results-table", cursor_type="row")
-        yield CommandLine(self)
-        yield Static("starting…", id="status")
-        yield Footer()
+    # -- layout: the dashboard screen ------------------------------------------------------
+    def get_default_screen(self) -> DashboardScreen:
+        """The dashboard is the base screen: it owns the layout and the redraw timers."""
+        self.dashboard = DashboardScreen(self)
+        return self.dashboard
+
+    @property
+    def _main(self) -> DashboardScreen:
+        """The dashboard screen (queries keep working while help is open)."""
+        return self.dashboard
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.plan.pipeline} — {self.plan.description}"
-        self.render_queries()
-        self._main.query_one("#query-table").focus()
+
+    def dashboard_mounted(self) -> None:
+        """Called by the dashboard screen once its widgets exist: start the feeds."""
         if self._watch_landing:
             self._start_watcher()
         self.start_backend()
-        if self.checkpoint_refresh_s > 0:
-            self.set_interval(self.checkpoint_refresh_s, self.scan_checkpoints)
-        self.set_interval(1.0, self._tick)
 
     # -- adapters in, model out ------------------------------------------------------------
     def emit(self, obj: object) -> None:
@@ -212,13 +196,17 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         wait = self.render_interval_s - (time.monotonic() - self._rendered_at)
         if wait <= 0:
             self._frame()
-        elif self._frame_timer is None:
-            self._frame_timer = self.set_timer(wait, self._frame)
+        else:
+            self.dashboard.schedule_frame(wait, self._frame)
+
+    @property
+    def frame_pending(self) -> bool:
+        """A frame is scheduled and has not been drawn yet."""
+        return self.dashboard.frame_pending
 
     def _frame(self) -> None:
-        self._frame_timer = None
         self._rendered_at = time.monotonic()
-        if not self.screen_stack:  # the app is shutting down: a late frame has nothing to draw
+        if not self.dashboard.drawable:  # torn down: a late frame has nothing to draw
             return
         if not self.paused:
             self._render_dirty()
@@ -250,7 +238,7 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
             self._dirty.add("landing")
         elif isinstance(obj, (SessionInfo, RecordedSession)):
             self.session_info = obj
-            self._main.query_one("#session", Static).update(self._session_text())
+            self._guard(self.render_session)
         elif isinstance(obj, RuntimeNotice):
             self.notices.append(obj)
             self._log(event_line(obj, ""))
@@ -301,8 +289,11 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)
-        render_results(self._main.query_one("#results-head", Static), self._main.query_one("#results-table", DataTable),
-                       message, row.batch_id if row else None)
+
+        def render_results_tab() -> None:
+            render_results(self._main.query_one("#results-head", Static),
+                           self._main.query_one("#results-table", DataTable), message, row.batch_id if row else None)
+        self._guard(render_results_tab)
 
     # -- navigation ----------------------------------------------------------------------
     @on(TabbedContent.TabActivated)

@@ -62,9 +62,7 @@ class ControlsMixin:
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        from textual.widgets import Static
-
-        self._main.query_one("#session", Static).update(self._session_text())
+        self._guard(self.render_session)
         if self.paused:
             self._set_status("display paused — events are still recorded; p resumes", "warning")
         else:

@@ -26,10 +26,6 @@ from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
 from streamwatch.tui.views.table import SyncTable
 
-QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
-                 "backlog", "watermark", "trigger", "mode", "rows")
-LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
-EVENT_COLUMNS = ("time", "kind", "query", "what")
 DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
 
 
@@ -39,15 +35,12 @@ class RenderingMixin:
     ``selected``)."""
 
     @property
-    def _main(self) -> Any:
-        """The dashboard screen (queries keep working while help is open)."""
-        return self.screen_stack[0] if self.screen_stack else self.screen
-
-    @property
     def active_tab(self) -> str:
         return self._main.query_one("#tabs", TabbedContent).active or "queries"
 
     def _render_dirty(self) -> None:
+        if not self._main.drawable:
+            return
         dirty, self._dirty = self._dirty, set()
         tab = self.active_tab
         if "queries" in dirty or "landing" in dirty:
@@ -64,12 +57,12 @@ class RenderingMixin:
             self._guard(self.render_checkpoint)
 
     def _guard(self, fn: Callable[[], None]) -> None:
-        try:
-            fn()
-        except Exception as e:  # a display bug is reported, never a crash
-            self._set_status(f"display error in {fn.__name__}: {e}", "error")
+        """Draw with ``fn`` unless the dashboard is torn down; failures go to the status line."""
+        self._main.draw(fn)
 
     def render_all(self) -> None:
+        if not self._main.drawable:
+            return
         self._dirty = set()
         for fn in (self.render_queries, self.render_detail, self.render_checkpoint, self.render_landing,
                    self.render_events):
@@ -84,8 +77,10 @@ class RenderingMixin:
         return pause + escape(fmt.session_line(self.session_info, replay=self.plan.trigger == "replay"))
 
     def _set_status(self, text: str, level: str = "info") -> None:
-        style = {"error": "bold red", "warning": "yellow"}.get(level, "")
-        self._main.query_one("#status", Static).update(Text(text, style=style))
+        self._main.set_status(text, level)
+
+    def render_session(self) -> None:
+        self._main.query_one("#session", Static).update(self._session_text())
 
     def trigger_of(self, name: str) -> str:
         return (getattr(self.backend, "triggers", None) or {}).get(name) or self.plan.trigger

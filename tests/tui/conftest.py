@@ -151,7 +151,7 @@ async def wait_for(pilot, predicate: Callable[[], bool], what: str, timeout_s: f
 async def settle(pilot, app) -> None:
     """Wait until the backend worker finished and every emitted object was shown."""
     await app.workers.wait_for_complete()
-    await wait_for(pilot, lambda: not app._inbox and not app._wake_pending and app._frame_timer is None,
+    await wait_for(pilot, lambda: not app._inbox and not app._wake_pending and not app.frame_pending,
                    "the inbox to drain and the frame to render")
     await pilot.pause()
 
