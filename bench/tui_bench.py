@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from streamwatch.model.events import QueryProgress  # noqa: E402
 from streamwatch.model.runtime import QueryPlan, RunPlan  # noqa: E402
-from streamwatch.tui.state import QueryBoard  # noqa: E402
+from streamwatch.analysis.board import QueryBoard  # noqa: E402
 
 QUERIES = [f"q{i:02d}" for i in range(20)]
 

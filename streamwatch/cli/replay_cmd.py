@@ -40,7 +40,7 @@ def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
         click.echo("streamwatch replay: --speed must be >= 0", err=True)
         sys.exit(2)
     try:
-        from streamwatch.tui.replay import ReplayBackend
+        from streamwatch.backends.replay import ReplayBackend
 
         backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
     except EventSourceError as e:

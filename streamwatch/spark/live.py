@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from pyspark.sql import SparkSession
 
+from streamwatch.backends.base import Backend, Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
 from streamwatch.feeder import Feeder
@@ -21,7 +22,7 @@ from streamwatch.spark.runner import PipelineRunner, plan_run
 from streamwatch.spark.tables import trigger_note
 
 
-class LiveBackend:
+class LiveBackend(Backend):
     """Everything the dashboard runs in-process, with no textual import: the SparkSession
     (created here unless ``spark`` is given), the listener, the pipeline's queries, and a
     feeder landing data. Model objects go to ``emit`` through a bounded :class:`EventBus`.
@@ -31,6 +32,8 @@ class LiveBackend:
     :meth:`streamwatch.pipeline.Pipeline.output_modes`); Spark's refusal of a query shape
     makes ``start`` raise :class:`streamwatch.spark.runner.QueryRejected`.
     """
+
+    CONTROLS = frozenset(Control)
 
     def __init__(
         self,

@@ -1,14 +1,14 @@
 """``streamwatch`` dashboard: queries, detail, checkpoint, landing, events and results tabs.
 
 Model objects arrive from any thread through :meth:`StreamwatchApp.emit` into an inbox; one
-coalescing :class:`~streamwatch.tui.messages.Wake` message drains it, so a flood of progress
-events renders once. Blocking work — starting the backend, reading checkpoints, reading
-result tables, controls — runs in thread workers that post typed messages.
+coalescing :class:`~streamwatch.tui.messages.Wake` message drains it into the
+:class:`~streamwatch.analysis.dashboard.DashboardModel`, so a flood of progress events renders
+once. Blocking work — starting the backend, reading checkpoints, reading result tables,
+controls — runs in thread workers that post typed messages.
 
-:class:`StreamwatchApp` is the composition root: layout, key bindings, the inbox and frame
-scheduling, the workers and navigation live here; drawing the tabs is
-:class:`~streamwatch.tui.rendering.RenderingMixin`, the keys/command line/controls
-:class:`~streamwatch.tui.controls.ControlsMixin`.
+:class:`StreamwatchApp` ingests messages, runs the workers and navigates; the
+:class:`~streamwatch.tui.screen.DashboardScreen` owns the layout, the redraw timers and the
+command line, and each tab is a view that draws itself from the model (``show(model)``).
 """
 
 from __future__ import annotations
@@ -20,37 +20,34 @@ from typing import Any, Callable
 
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
-from textual.widgets import DataTable, Static, TabbedContent
+from textual.widgets import DataTable, TabbedContent
 
+from streamwatch.analysis import fmt
+from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
+from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
-from streamwatch.tui import fmt
-from streamwatch.tui.backend import Backend
-from streamwatch.tui.controls import ControlsMixin
-from streamwatch.tui.diagnosis import CheckpointHead, Diagnosis
-from streamwatch.tui.journey import Consumed, Journey
-from streamwatch.tui.messages import CheckpointsRead, ResultsRead, Wake
-from streamwatch.tui.rendering import RenderingMixin
+from streamwatch.backends.base import Backend, Control
+from streamwatch.tui.commandline import CommandLine
+from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
+from streamwatch.tui.control import Controls
+from streamwatch.tui.help import HelpScreen
+from streamwatch.tui.messages import CheckpointsRead, ControlDone, ResultsRead, Wake
 from streamwatch.tui.screen import DashboardScreen
-from streamwatch.tui.state import DEFAULT_HISTORY, QueryBoard
 from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
-from streamwatch.tui.views.feeds import event_line, render_results
-
-TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
+from streamwatch.tui.views.feeds import ResultsView, event_line
 
 
-class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
+
+class StreamwatchApp(App[None]):
     """The dashboard.
 
-    ``backend`` supplies the run plan and the model objects (and optional controls, detected
-    with ``getattr``: ``start_query``, ``stop_query``, ``restart_query``, ``start_pipeline``,
-    ``stop_pipeline``, ``restart_pipeline``, ``land``, ``set_trigger``, ``read_results``,
-    ``triggers``, ``output_modes``). ``checkpoint_refresh_s`` is how often checkpoints are
-    re-read (s, 0 = never); ``history`` the progress updates kept per query; ``clock``
-    returns epoch ms (injectable for deterministic tests); ``max_events`` bounds the events
-    tab and ``max_landed`` the landing tab.
+    ``backend`` supplies the run plan, the model objects and the controls it supports.
+    ``checkpoint_refresh_s`` is how often checkpoints are re-read (s, 0 = never); ``history``
+    the progress updates kept per query; ``clock`` returns epoch ms (injectable for
+    deterministic tests); ``max_events`` bounds the events tab and ``max_landed`` the landing
+    tab.
     """
 
     TITLE = "streamwatch"
@@ -59,28 +56,11 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
     SyncTable { height: 1fr; }
-    #backlog { height: auto; padding: 0 1; }
-    #results-head { height: auto; padding: 0 1; }
     #status { height: 1; padding: 0 1; background: $boost; }
     CommandLine { height: 1; border: none; padding: 0 1; display: none; }
     """
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("colon", "command", "Cmd", key_display=":", priority=True),  # see ControlsMixin.LINE_OPENERS
-        Binding("slash", "filter", "Filter", key_display="/", priority=True),
-        Binding("escape", "escape", "Back", show=False, key_display="esc"),
-        *(Binding(str(i + 1), f"tab('{t}')", t.title(), show=False) for i, t in enumerate(TABS)),
-        Binding("p", "pause", "Pause"),
-        Binding("s", "control('start')", "Start", show=False),
-        Binding("x", "control('stop')", "Stop"),
-        Binding("r", "control('restart')", "Restart"),
-        Binding("S", "control('start', 'all')", "Start all", show=False),
-        Binding("X", "control('stop', 'all')", "Stop all", show=False),
-        Binding("R", "control('restart', 'all')", "Restart all", show=False),
-        Binding("l", "land", "Land"),
-        Binding("t", "trigger", "Trigger", show=False, priority=True),
-    ]
+    BINDINGS = BINDINGS  # from the command registry (streamwatch.tui.commands)
+    LINE_OPENERS = LINE_OPENERS
 
     def __init__(self, backend: Backend, checkpoint_refresh_s: float = 2.0, history: int = DEFAULT_HISTORY,
                  clock: Callable[[], int] | None = None, max_events: int = 2_000, max_landed: int = 2_000,
@@ -89,38 +69,37 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         self.backend = backend
         self.plan = backend.plan
         self.checkpoint_refresh_s = checkpoint_refresh_s
-        self.clock = clock or (lambda: int(time.time() * 1000))
-        self.board = QueryBoard([q.query_name for q in self.plan.queries], history=history)
-        self.session_info: SessionInfo | RecordedSession | None = None
-        self.landed: collections.deque[LandedFile] = collections.deque(maxlen=max_landed)
-        self.landed_count = 0
-        self.notices: list[RuntimeNotice] = []
-        self.event_log: collections.deque[tuple[str, tuple[str, str, str, str]]] = collections.deque(maxlen=max_events)
-        self.event_count = 0
-        self.checkpoints: dict[str, Any] = {}
-        self.cp_errors: dict[str, str] = {}
-        self.timelines: dict[str, tuple] = {}
-        self.heads: dict[str, CheckpointHead] = {}
-        self.consumed: dict[str, Consumed] = {}
-        self.journeys: list[Journey] = []
-        self.diagnoses: dict[str, Diagnosis] = {}
-        self.filters: dict[str, str] = {t: "" for t in TABS}
-        self.selected: str | None = self.plan.queries[0].query_name if self.plan.queries else None
+        self.model = DashboardModel(
+            backend.plan, clock or (lambda: int(time.time() * 1000)), history=history, max_events=max_events,
+            max_landed=max_landed, triggers=lambda: backend.triggers, output_modes=lambda: backend.output_modes)
+        self.controls = Controls(self)
         self.paused = False
         self.lag_samples: collections.deque[float] | None = None  # set by the benchmark
+        self.render_interval_s = 0.1
         self._inbox: collections.deque[tuple[float, object]] = collections.deque()
         self._wake_pending = False
-        self._dirty: set[str] = set()
         self._watch_landing = watch_landing
-        self._watcher = None
+        self._watcher: Any = None
         self._stopping = False
         self._results_at = 0.0
-        self._journeys_stale = False
-        self.render_interval_s = 0.1
+        self._results_due = False
         self._rendered_at = 0.0
         self._unrendered: list[float] = []
 
-    # -- layout: the dashboard screen ------------------------------------------------------
+    # -- the model, as the views see it --------------------------------------------------------
+    @property
+    def board(self) -> QueryBoard:
+        return self.model.board
+
+    @property
+    def selected(self) -> str | None:
+        return self.model.selected
+
+    @selected.setter
+    def selected(self, name: str | None) -> None:
+        self.model.selected = name
+
+    # -- layout: the dashboard screen ------------------------------------------------------------
     def get_default_screen(self) -> DashboardScreen:
         """The dashboard is the base screen: it owns the layout and the redraw timers."""
         self.dashboard = DashboardScreen(self)
@@ -131,6 +110,10 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         """The dashboard screen (queries keep working while help is open)."""
         return self.dashboard
 
+    @property
+    def active_tab(self) -> str:
+        return self.dashboard.active_tab
+
     def on_mount(self) -> None:
         self.sub_title = f"{self.plan.pipeline} — {self.plan.description}"
 
@@ -140,7 +123,16 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
             self._start_watcher()
         self.start_backend()
 
-    # -- adapters in, model out ------------------------------------------------------------
+    def _session_text(self) -> str:
+        from rich.markup import escape
+
+        pause = "[b reverse] PAUSED [/] " if self.paused else ""
+        return pause + escape(fmt.session_line(self.model.session_info, replay=self.plan.trigger == "replay"))
+
+    def set_status(self, text: str, level: str = "info") -> None:
+        self.dashboard.set_status(text, level)
+
+    # -- adapters in, model out ------------------------------------------------------------------
     def emit(self, obj: object) -> None:
         """Thread-safe entry for model objects: O(1), never blocks the caller."""
         self._inbox.append((time.monotonic(), obj))
@@ -189,7 +181,8 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
             try:
                 self._ingest(obj)
             except Exception as e:  # a malformed object must not take the dashboard down
-                self._set_status(f"could not show {type(obj).__name__}: {e}", "warning")
+                self.log.error(f"could not show {type(obj).__name__}: {e!r}")
+                self.set_status(f"could not show {type(obj).__name__}: {e}", "warning")
             if self.lag_samples is not None:
                 self._unrendered.append(t)
         # render at most every ``render_interval_s``: a flood costs one frame per interval
@@ -209,102 +202,91 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
         if not self.dashboard.drawable:  # torn down: a late frame has nothing to draw
             return
         if not self.paused:
-            self._render_dirty()
+            self.render_now()
         if self.lag_samples is not None:
             now = time.monotonic()
             self.lag_samples.extend(now - t for t in self._unrendered)
             self._unrendered.clear()
 
+    def render_now(self, everything: bool = False) -> None:
+        """Draw the model now (the queries view and the active tab, or every view)."""
+        self.dashboard.draw_frame(self.model, everything)
+        if self._results_due and self.dashboard.drawable and self.active_tab == "results" and time.monotonic() - self._results_at > 1.0:
+            self._results_due = False
+            self.refresh_results()
+
+    def _tick(self) -> None:
+        if not self.paused:
+            self.dashboard.draw(lambda: self.dashboard.view("queries").show(self.model), "the queries view")  # type: ignore[union-attr]
+
     def _ingest(self, obj: object) -> None:
+        m = self.model
         if isinstance(obj, Event):
-            row = self.board.apply(obj)
-            name = row.name if row else (self.board.name_of(obj.id) or "")
-            self._log(event_line(obj, name))
+            row = m.board.apply(obj)
+            name = row.name if row else (m.board.name_of(obj.id) or "")
+            m.log(event_line(obj, name))
             if row is not None:
-                self._dirty.add("queries")
-                if row.name == self.selected:
-                    self._dirty.add("detail")
-                    if isinstance(obj, QueryProgress):
-                        self._dirty.add("results-maybe")
+                if row.name == m.selected and isinstance(obj, QueryProgress):
+                    self._results_due = True
                 if row.status == "failed" and getattr(obj, "exception", None):
                     msg = f"{row.name} failed in batch {row.failed_batch_id}: {fmt.first_line(row.exception)}"
-                    self._set_status(msg, "error")
+                    self.set_status(msg, "error")
                     self.notify(msg, severity="error", timeout=10)
         elif isinstance(obj, LandedFile):
-            self.landed.append(obj)
-            self.landed_count += 1
-            self._journeys_stale = True
-            self._log(event_line(obj, ""))
-            self._dirty.add("landing")
+            m.add_landed(obj)
+            m.log(event_line(obj, ""))
         elif isinstance(obj, (SessionInfo, RecordedSession)):
-            self.session_info = obj
-            self._guard(self.render_session)
+            m.session_info = obj
+            self.dashboard.draw(self.render_session)
         elif isinstance(obj, RuntimeNotice):
-            self.notices.append(obj)
-            self._log(event_line(obj, ""))
-            self._set_status(obj.message, obj.level)
+            m.notices.append(obj)
+            m.log(event_line(obj, ""))
+            self.set_status(obj.message, obj.level)
             if obj.level == "error":
                 self.notify(obj.message, severity="error", timeout=10)
 
-    def _log(self, line: tuple[str, str, str, str]) -> None:
-        self.event_count += 1
-        self.event_log.append((str(self.event_count), line))
-        self._dirty.add("events")
+    def render_session(self) -> None:
+        from textual.widgets import Static
 
-    # -- checkpoints -------------------------------------------------------------------
+        self.dashboard.query_one("#session", Static).update(self._session_text())
+
+    # -- checkpoints -------------------------------------------------------------------------------
     def on_checkpoints_read(self, message: CheckpointsRead) -> None:
-        from streamwatch.tui.journey import consumed_files
-
-        self.checkpoints = message.checkpoints
-        self.cp_errors = message.errors
-        self.timelines = message.timelines
-        self.heads = {}
-        for name, cp in self.checkpoints.items():
-            last = cp.offsets[-1] if cp.offsets else None
-            self.heads[name] = CheckpointHead(cp.latest_batch_id, cp.last_committed_batch_id,
-                                              last.timestamp_ms if last else None)
         try:
-            self.consumed = consumed_files(self.checkpoints)
+            self.model.set_checkpoints(message.checkpoints, message.errors, message.timelines)
         except Exception as e:
-            self._set_status(f"cannot follow landed files: {e}", "warning")
-        self._journeys_stale = True
-        self._dirty |= {"queries", "checkpoint", "landing"}
+            self.set_status(f"cannot follow landed files: {e}", "warning")
         if not self.paused:
-            self._render_dirty()
+            self.render_now()
 
-    # -- results -----------------------------------------------------------------------
+    # -- results -------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="results")
     def refresh_results(self) -> None:
         self._results_at = time.monotonic()
         name = self.selected or ""
-        reader = getattr(self.backend, "read_results", None)
-        if reader is None:
+        if not self.backend.supports(Control.READ_RESULTS):
             self.post_message(ResultsRead(name, [], [], "this backend cannot read tables (replay?)"))
             return
         try:
-            columns, rows = reader(name, 100)
+            columns, rows = self.backend.read_results(name, 100)
             self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows]))
         except Exception as e:
             self.post_message(ResultsRead(name, [], [], fmt.first_line(str(e)) or type(e).__name__))
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)
+        view = self.dashboard.query_one("#results-view", ResultsView) if self.dashboard.drawable else None
+        if view is not None:
+            self.dashboard.draw(lambda: view.show_results(message, row.batch_id if row else None), "the results view")
 
-        def render_results_tab() -> None:
-            render_results(self._main.query_one("#results-head", Static),
-                           self._main.query_one("#results-table", DataTable), message, row.batch_id if row else None)
-        self._guard(render_results_tab)
-
-    # -- navigation ----------------------------------------------------------------------
+    # -- navigation ----------------------------------------------------------------------------------
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab = event.pane.id or ""
-        {"detail": lambda: self._guard(self.render_detail),
-         "checkpoint": lambda: self._guard(self.render_checkpoint),
-         "landing": lambda: self._guard(self.render_landing),
-         "events": lambda: self._guard(self.render_events),
-         "results": self.refresh_results,
-         "queries": lambda: self._guard(self.render_queries)}.get(tab, lambda: None)()
+        if tab == "results":
+            self.refresh_results()
+        else:
+            self.render_now()
 
     @on(DataTable.RowHighlighted, "#query-table")
     def _query_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -320,9 +302,75 @@ class StreamwatchApp(ControlsMixin, RenderingMixin, App[None]):
     @on(DataTable.RowSelected, "#cp-batches")
     def _batch_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is not None and str(event.row_key.value).isdigit():
-            self._main.query_one("#checkpoint-view", CheckpointView).open_batch(
-                self.checkpoints.get(self.selected or ""), int(str(event.row_key.value)))
+            self.dashboard.query_one("#checkpoint-view", CheckpointView).open_batch(
+                self.model.checkpoints.get(self.selected or ""), int(str(event.row_key.value)))
 
     def action_tab(self, tab: str) -> None:
-        self._main.query_one("#tabs", TabbedContent).active = tab
-        self.call_after_refresh(self._focus_tab)
+        self.dashboard.query_one("#tabs", TabbedContent).active = tab
+        self.call_after_refresh(self.dashboard.focus_tab)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.dashboard.draw(self.render_session)
+        if self.paused:
+            self.set_status("display paused — events are still recorded; p resumes", "warning")
+        else:
+            self.set_status("display resumed")
+            self.render_now(everything=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Typed inside the command line, or over the help screen, ``:``, ``/`` and ``t`` are
+        plain keys, not line openers."""
+        if action in self.LINE_OPENERS:
+            return self.screen is self.dashboard and not isinstance(self.focused, CommandLine)
+        return True
+
+    def action_command(self, value: str = "") -> None:
+        self.dashboard.open_line("command", value)
+
+    def action_filter(self) -> None:
+        self.dashboard.open_line("filter")
+
+    def action_trigger(self) -> None:
+        self.action_command("trigger ")
+
+    def action_escape(self) -> None:
+        if self.dashboard.needle():
+            self.dashboard.set_filter("")
+        elif self.active_tab != "queries":
+            self.action_tab("queries")
+
+    def run_command(self, text: str) -> object:
+        """Parse and run one command line; a bad one is shown in the status line."""
+        return self.controls.run_command(text)
+
+    # -- controls ----------------------------------------------------------------------------------
+    def action_run(self, line: str) -> None:
+        """A key bound to a command (see :data:`streamwatch.tui.commands.KEYS`)."""
+        self.controls.run_command(line)
+
+    def on_control_done(self, message: ControlDone) -> None:
+        self.set_status(message.text, "info" if message.ok else "error")
+        if not self.paused:
+            self.render_now()
+
+    # -- quit ----------------------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self.set_status("stopping queries…", "warning")
+        self.stop_everything()
+
+    @work(thread=True, exit_on_error=False, group="shutdown")
+    def stop_everything(self) -> None:
+        t0 = time.monotonic()
+        try:
+            if self._watcher is not None:
+                self._watcher.stop()
+            self.backend.stop()
+        finally:
+            self.call_from_thread(self.exit, None, 0, f"stopped in {time.monotonic() - t0:.1f} s")

@@ -1,5 +1,6 @@
-"""The ``:`` command line (k9s style): parsing and completion. Pure parsing here; the app
-runs the parsed :class:`Command`."""
+"""The command registry (k9s style ``:`` commands and the keys bound to them) with parsing
+and completion. Pure parsing here; :mod:`streamwatch.tui.control` runs the parsed
+:class:`Command`."""
 
 from __future__ import annotations
 
@@ -7,30 +8,103 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from textual.binding import Binding
 from textual.suggester import Suggester
 
-#: command → (argument synopsis, what it does); order is the help order
-COMMANDS: dict[str, tuple[str, str]] = {
-    "queries": ("", "the queries view"),
-    "detail": ("[QUERY]", "charts and metrics of one query"),
-    "checkpoint": ("[QUERY]", "per-batch checkpoint timeline and findings"),
-    "landing": ("", "landed files and their journey"),
-    "events": ("", "the raw event stream"),
-    "results": ("[QUERY]", "current rows of a query's table"),
-    "start": ("[QUERY|all]", "start a stopped query (or every query)"),
-    "stop": ("[QUERY|all]", "stop a query (or the whole pipeline)"),
-    "restart": ("[QUERY|all]", "restart a query (or the whole pipeline)"),
-    "land": ("[N] [SOURCE]", "land N more input files now (default 1)"),
-    "trigger": ("SPEC [QUERY|all]", "restart with a new trigger: 5s, 500ms, default, availableNow, once"),
-    "pause": ("", "freeze the display (events are still recorded)"),
-    "resume": ("", "unfreeze the display"),
-    "filter": ("[TEXT]", "filter the current view (same as /)"),
-    "help": ("", "keys and commands"),
-    "quit": ("", "stop the queries and exit (also :q)"),
-}
+from streamwatch.backends.base import Control
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One ``:`` command: its argument synopsis and help line; ``takes_query``: accepts a
+    query name (``all`` too when ``takes_all``); ``controls``: the backend controls it runs
+    (one query, all queries), which the backend must support."""
+
+    name: str
+    args: str
+    help: str
+    takes_query: bool = False
+    takes_all: bool = False
+    controls: tuple[Control, ...] = ()
+
+
+#: every ``:`` command, in help order — the one registry the command line, its completion,
+#: the key bindings (:data:`KEYS`) and the ``?`` help read
+REGISTRY: tuple[CommandSpec, ...] = (
+    CommandSpec("queries", "", "the queries view"),
+    CommandSpec("detail", "[QUERY]", "charts and metrics of one query", takes_query=True),
+    CommandSpec("checkpoint", "[QUERY]", "per-batch checkpoint timeline and findings", takes_query=True),
+    CommandSpec("landing", "", "landed files and their journey"),
+    CommandSpec("events", "", "the raw event stream"),
+    CommandSpec("results", "[QUERY]", "current rows of a query's table", takes_query=True,
+                controls=(Control.READ_RESULTS,)),
+    CommandSpec("start", "[QUERY|all]", "start a stopped query (or every query)", True, True,
+                (Control.START_QUERY, Control.START_PIPELINE)),
+    CommandSpec("stop", "[QUERY|all]", "stop a query (or the whole pipeline)", True, True,
+                (Control.STOP_QUERY, Control.STOP_PIPELINE)),
+    CommandSpec("restart", "[QUERY|all]", "restart a query (or the whole pipeline)", True, True,
+                (Control.RESTART_QUERY, Control.RESTART_PIPELINE)),
+    CommandSpec("land", "[N] [SOURCE]", "land N more input files now (default 1)", controls=(Control.LAND,)),
+    CommandSpec("trigger", "SPEC [QUERY|all]", "restart with a new trigger: 5s, 500ms, default, availableNow, once",
+                controls=(Control.SET_TRIGGER,)),
+    CommandSpec("pause", "", "freeze the display (events are still recorded)"),
+    CommandSpec("resume", "", "unfreeze the display"),
+    CommandSpec("filter", "[TEXT]", "filter the current view (same as /)"),
+    CommandSpec("help", "", "keys and commands"),
+    CommandSpec("quit", "", "stop the queries and exit (also :q)"),
+)
+COMMANDS: dict[str, CommandSpec] = {c.name: c for c in REGISTRY}
 ALIASES = {"q": "quit", "cp": "checkpoint", "ckpt": "checkpoint", "ev": "events", "res": "results",
            "land-more": "land", "h": "help", "query": "detail"}
-TAKES_QUERY = {"detail", "checkpoint", "results", "start", "stop", "restart"}
+TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHelp:
+    """One line of the ``?`` help: the keys as shown, what they do, and the app bindings
+    behind them (none for keys a widget handles itself)."""
+
+    keys: str
+    help: str
+    bindings: tuple[Binding, ...] = ()
+
+
+def _run(key: str, line: str, footer: str = "", display: str | None = None) -> Binding:
+    """A key that runs the command ``line`` (shown in the footer as ``footer``)."""
+    return Binding(key, f"run({line!r})", footer or line, show=bool(footer), key_display=display)
+
+
+#: every key, in help order. ``:``, ``/`` and ``t`` open the command line: priority bindings,
+#: run the moment the key is read, so keys typed right after them already reach the line.
+KEYS: tuple[KeyHelp, ...] = (
+    KeyHelp("1 2 3 4 5 6", "tabs: queries, detail, checkpoint, landing, events, results",
+            tuple(_run(str(i + 1), t) for i, t in enumerate(TABS))),
+    KeyHelp("enter", "open the selected query's detail / open a checkpoint batch"),
+    KeyHelp("↑ ↓ pgup pgdn", "move within a table"),
+    KeyHelp("tab", "move focus"),
+    KeyHelp(":", "command line (tab completes)", (Binding("colon", "command", "Cmd", key_display=":", priority=True),)),
+    KeyHelp("/", "filter the current view (esc clears)",
+            (Binding("slash", "filter", "Filter", key_display="/", priority=True),)),
+    KeyHelp("esc", "close the command line, clear the filter, back to queries",
+            (Binding("escape", "escape", "Back", show=False, key_display="esc"),)),
+    KeyHelp("s", "start the selected query", (_run("s", "start"),)),
+    KeyHelp("x", "stop the selected query", (_run("x", "stop", "Stop"),)),
+    KeyHelp("r", "restart the selected query", (_run("r", "restart", "Restart"),)),
+    KeyHelp("S", "start every query of the pipeline", (_run("S", "start all"),)),
+    KeyHelp("X", "stop the pipeline (every query)", (_run("X", "stop all"),)),
+    KeyHelp("R", "restart the pipeline", (_run("R", "restart all"),)),
+    KeyHelp("l", "land one more input file now", (_run("l", "land", "Land"),)),
+    KeyHelp("t", "change the trigger (opens :trigger)", (Binding("t", "trigger", "Trigger", show=False, priority=True),)),
+    KeyHelp("p", "pause / resume the display (events are still recorded)", (Binding("p", "pause", "Pause"),)),
+    KeyHelp("?", "this help", (_run("question_mark", "help", "Help", "?"),)),
+    KeyHelp("q", "stop the queries cleanly, then quit", (Binding("q", "quit", "Quit"),)),
+)
+#: the footer's keys, in footer order
+FOOTER = ("q", "question_mark", "colon", "slash", "p", "x", "r", "l")
+#: the app's bindings: the footer's first (in :data:`FOOTER` order), then the rest
+BINDINGS: list[Binding] = sorted((b for k in KEYS for b in k.bindings),
+                                 key=lambda b: FOOTER.index(b.key) if b.key in FOOTER else len(FOOTER))
+#: actions that open the command line (see :data:`KEYS`)
+LINE_OPENERS = ("command", "filter", "trigger")
 
 
 class CommandError(ValueError):
@@ -103,11 +177,11 @@ def parse(line: str, queries: list[str], sources: list[str] | None = None) -> Co
             target = "all" if args[-1] == "all" else _match(args[-1], queries)
             args = args[:-1]
         return Command(name, target=target, trigger=normalise_trigger(" ".join(args)))
-    if name in TAKES_QUERY:
+    if COMMANDS[name].takes_query:
         if len(args) > 1:
             raise CommandError(f"{name}: one query at most")
         if args:
-            if args[0] == "all" and name in ("start", "stop", "restart"):
+            if args[0] == "all" and COMMANDS[name].takes_all:
                 return Command(name, target="all")
             q = _match(args[0], queries)
             if q is None:
@@ -140,8 +214,9 @@ class CommandSuggester(Suggester):
             hits = [c for c in COMMANDS if c.startswith(words[0]) and c != words[0]]
             return hits[0] if hits and words[0] else None
         cmd = ALIASES.get(words[0], words[0])
-        if cmd in TAKES_QUERY and len(words) == 2 and words[1]:
-            options = list(self._queries()) + (["all"] if cmd in ("start", "stop", "restart") else [])
+        spec = COMMANDS.get(cmd)
+        if spec is not None and spec.takes_query and len(words) == 2 and words[1]:
+            options = list(self._queries()) + (["all"] if spec.takes_all else [])
             hits = [o for o in options if o.startswith(words[1]) and o != words[1]]
             if hits:
                 return f"{words[0]} {hits[0]}"

@@ -1,4 +1,4 @@
-"""``?`` help: every key and every ``:`` command."""
+"""``?`` help: every key and every ``:`` command, from the command registry."""
 
 from __future__ import annotations
 
@@ -9,29 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from streamwatch.tui.commands import COMMANDS
-
-#: (key, what it does) — the app's bindings plus the keys widgets handle themselves
-KEYS: tuple[tuple[str, str], ...] = (
-    ("1 2 3 4 5 6", "tabs: queries, detail, checkpoint, landing, events, results"),
-    ("enter", "open the selected query's detail / open a checkpoint batch"),
-    ("↑ ↓ pgup pgdn", "move within a table"),
-    ("tab", "move focus"),
-    (":", "command line (tab completes)"),
-    ("/", "filter the current view (esc clears)"),
-    ("esc", "close the command line, clear the filter, back to queries"),
-    ("s", "start the selected query"),
-    ("x", "stop the selected query"),
-    ("r", "restart the selected query"),
-    ("S", "start every query of the pipeline"),
-    ("X", "stop the pipeline (every query)"),
-    ("R", "restart the pipeline"),
-    ("l", "land one more input file now"),
-    ("t", "change the trigger (opens :trigger)"),
-    ("p", "pause / resume the display (events are still recorded)"),
-    ("?", "this help"),
-    ("q", "stop the queries cleanly, then quit"),
-)
+from streamwatch.tui.commands import KEYS, REGISTRY
 
 DIAGNOSES = """\
 [b]Diagnosis column[/b]
@@ -46,13 +24,13 @@ Mouse: click tabs, rows and footer keys."""
 def help_text() -> Text:
     t = Text()
     t.append("streamwatch — keys\n", style="bold")
-    for key, what in KEYS:
-        t.append(f"  {key:<14}", style="bold")
-        t.append(f"{what}\n")
+    for k in KEYS:
+        t.append(f"  {k.keys:<14}", style="bold")
+        t.append(f"{k.help}\n")
     t.append("\n: commands\n", style="bold")
-    for name, (args, what) in COMMANDS.items():
-        t.append(f"  {(name + ' ' + args).strip():<24}", style="bold")
-        t.append(f"{what}\n")
+    for c in REGISTRY:
+        t.append(f"  {(c.name + ' ' + c.args).strip():<24}", style="bold")
+        t.append(f"{c.help}\n")
     t.append("\n")
     t.append_text(Text.from_markup(DIAGNOSES))
     return t

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from streamwatch.tui.backend import Backend
+from streamwatch.backends.base import Backend
 
 
 def run_dashboard(backend: Backend, **app_options: Any) -> None:

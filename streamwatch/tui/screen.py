@@ -16,21 +16,22 @@ from textual import messages
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 
-from streamwatch.tui.controls import CommandLine
+from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
-from streamwatch.tui.views.table import SyncTable
+from streamwatch.tui.views.feeds import EventsView, LandingView, ResultsView
+from streamwatch.tui.views.queries import QueriesView
 
 if TYPE_CHECKING:
     from streamwatch.tui.app import StreamwatchApp
 
-QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
-                 "backlog", "watermark", "trigger", "mode", "rows")
-LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
-EVENT_COLUMNS = ("time", "kind", "query", "what")
 STATUS_STYLE = {"error": "bold red", "warning": "yellow"}
+#: the widget each tab focuses when it is shown
+FOCUS = {"queries": "#query-table", "checkpoint": "#cp-batches", "landing": "#landing-table",
+         "events": "#event-table", "results": "#results-table"}
 
 
 class DashboardScreen(Screen[None]):
@@ -49,26 +50,24 @@ class DashboardScreen(Screen[None]):
         yield Static(self.owner._session_text(), id="session")
         with TabbedContent(initial="queries", id="tabs"):
             with TabPane("1 Queries", id="queries"):
-                yield SyncTable(QUERY_COLUMNS, id="query-table", zebra_stripes=True)
+                yield QueriesView(id="query-table", zebra_stripes=True)
             with TabPane("2 Detail", id="detail"):
                 yield DetailView(id="detail-view")
             with TabPane("3 Checkpoint", id="checkpoint"):
                 yield CheckpointView(id="checkpoint-view")
             with TabPane("4 Landing", id="landing"):
-                yield Static("backlog: -", id="backlog")
-                yield SyncTable(LANDING_COLUMNS, id="landing-table")
+                yield LandingView(id="landing-view")
             with TabPane("5 Events", id="events"):
-                yield SyncTable(EVENT_COLUMNS, id="event-table")
+                yield EventsView(id="event-table")
             with TabPane("6 Results", id="results"):
-                yield Static("results: select a query, then :results", id="results-head")
-                yield DataTable(id="results-table", cursor_type="row")
-        yield CommandLine(self.owner)
+                yield ResultsView(id="results-view")
+        yield CommandLine(lambda: list(self.owner.model.board.rows))
         yield Static("starting…", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         app = self.owner
-        self.draw(app.render_queries)
+        self.draw_frame(app.model, everything=False)
         self.query_one("#query-table").focus()
         if app.checkpoint_refresh_s > 0:
             self.set_interval(app.checkpoint_refresh_s, app.scan_checkpoints)
@@ -100,7 +99,7 @@ class DashboardScreen(Screen[None]):
         frame()
 
     # -- drawing ------------------------------------------------------------------------------
-    def draw(self, fn: Callable[[], None]) -> bool:
+    def draw(self, fn: Callable[[], object], what: str = "") -> bool:
         """Run one drawing function; a failure is shown in the status line and logged, never
         raised. Returns False when nothing was drawn (torn down, or it failed)."""
         if not self.drawable:
@@ -110,7 +109,7 @@ class DashboardScreen(Screen[None]):
             return True
         except Exception as e:  # a display bug is reported, never a crash
             self.render_errors += 1
-            name = getattr(fn, "__name__", "render")
+            name = what or getattr(fn, "__name__", "render")
             self.log.error(f"display error in {name}: {e!r}")
             self.set_status(f"display error in {name}: {e}", "error")
             return False
@@ -123,3 +122,72 @@ class DashboardScreen(Screen[None]):
             self.query_one("#status", Static).update(Text(text, style=STATUS_STYLE.get(level, "")))
         except Exception as e:
             self.log.error(f"cannot show status {text!r}: {e!r}")
+
+    # -- the views ------------------------------------------------------------------------------
+    @property
+    def active_tab(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active or "queries"
+
+    def view(self, tab: str) -> QueriesView | DetailView | CheckpointView | LandingView | EventsView | None:
+        """The view drawing ``tab`` from the model (results are drawn from read results)."""
+        ids = {"queries": "#query-table", "detail": "#detail-view", "checkpoint": "#checkpoint-view",
+               "landing": "#landing-view", "events": "#event-table"}
+        return self.query_one(ids[tab]) if tab in ids else None  # type: ignore[return-value]
+
+    def draw_frame(self, model: DashboardModel, everything: bool = False) -> None:
+        """Show ``model`` in the queries view (the overview, always) and the active tab's view
+        (every view with ``everything``); hidden views draw when their tab is activated."""
+        if not self.drawable:
+            return
+        tabs = ("queries", "detail", "checkpoint", "landing", "events") if everything else ("queries", self.active_tab)
+        for tab in dict.fromkeys(tabs):
+            v = self.view(tab)
+            if v is not None:
+                self.draw(lambda v=v: v.show(model), f"the {tab} view")
+
+    # -- the command line and the / filter ------------------------------------------------------
+    def needle(self, tab: str | None = None) -> str:
+        v = self.view(tab or self.active_tab)
+        return getattr(v, "needle", "") if v is not None else ""
+
+    def set_filter(self, text: str, tab: str | None = None) -> None:
+        """Filter the (active) tab's view by ``text`` (it redraws itself)."""
+        v = self.view(tab or self.active_tab)
+        if v is not None and hasattr(v, "needle"):
+            self.draw(lambda: setattr(v, "needle", text), "the filter")
+
+    def open_line(self, mode: str, value: str = "") -> None:
+        line = self.query_one("#cmdline", CommandLine)
+        line.open(mode, self.needle() if mode == "filter" else value)
+
+    def close_line(self, cancel: bool = False) -> None:
+        line = self.query_one("#cmdline", CommandLine)
+        if cancel and line.mode == "filter":
+            self.set_filter("")
+        line.display = False
+        line.value = ""
+        self.call_after_refresh(self.focus_tab)
+
+    def focus_tab(self) -> None:
+        target = FOCUS.get(self.active_tab)
+        if target and self.drawable:
+            self.query_one(target).focus()
+
+    def on_command_line_closed(self, _: CommandLine.Closed) -> None:
+        self.close_line(cancel=True)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        line = self.query_one("#cmdline", CommandLine)
+        if event.input is line and line.mode == "filter" and line.display:
+            self.set_filter(event.value.strip())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        line = self.query_one("#cmdline", CommandLine)
+        if event.input is not line:
+            return
+        mode, value = line.mode, event.value.strip()
+        self.close_line()
+        if mode == "filter":
+            self.set_filter(value)
+        elif value:
+            self.owner.run_command(value)

@@ -66,8 +66,8 @@ def test_event_log_replays_to_the_recorded_progress_events(tmp_path):
     assert from_log_report.header.conf["spark.sw.test.secret.token"] == "*********"
     assert rec_report.header.conf["spark.sw.test.secret.token"] == "*********"
     assert "hunter2" not in (tmp_path / "events.jsonl").read_text()
-    from streamwatch.tui.fmt import session_line
-    from streamwatch.tui.replay import recorded_session
+    from streamwatch.analysis.fmt import session_line
+    from streamwatch.backends.replay import recorded_session
 
     for report, what in ((from_log_report, "Spark event log"), (rec_report, "recording")):  # the replay header line
         line = session_line(recorded_session(report.header))

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
+from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice, SessionInfo
@@ -56,9 +57,9 @@ def landed_files(root: Path, n: int = 6) -> list[LandedFile]:
                        1767261600000 + 2_000 * i) for i in range(n)]
 
 
-class RecordedBackend:
+class RecordedBackend(Backend):
     """Emits a fixed list of model objects from ``start`` and returns; ``stop`` is a no-op.
-    ``triggers``/``output_modes`` are the optional capabilities the app displays."""
+    No controls; ``triggers``/``output_modes`` are what the app displays."""
 
     def __init__(self, plan: RunPlan, objects: list[Any]) -> None:
         self.plan = plan
@@ -80,8 +81,10 @@ class RecordedBackend:
 
 
 class ControlledBackend(RecordedBackend):
-    """A RecordedBackend with every optional control: each call is recorded in ``calls`` and
+    """A RecordedBackend with every control: each call is recorded in ``calls`` and
     answered with the lifecycle events Spark would send."""
+
+    CONTROLS = frozenset(Control)
 
     def __init__(self, plan: RunPlan, objects: list[Any]) -> None:
         super().__init__(plan, objects)

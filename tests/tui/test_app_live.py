@@ -17,7 +17,7 @@ async def _wait_for(pilot, predicate, timeout_s: float, what: str) -> None:
             app = pilot.app
             state = {n: (r.status, r.batch_id) for n, r in app.board.rows.items()}
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; queries {state}; "
-                                 f"notices {[n.message for n in app.notices][-5:]}")
+                                 f"notices {[n.message for n in app.model.notices][-5:]}")
         await pilot.pause(0.2)
 
 
@@ -45,9 +45,9 @@ def test_three_queries_appear_and_advance_then_quit_cleanly(spark, tmp_path):
             await pilot.press("colon", *"land 4", "enter")  # more data now: batch ids must advance
             await _wait_for(pilot, lambda: all(app.board.rows[n].batch_id > first[n] for n in names),
                             180, "batch ids to advance")
-            await _wait_for(pilot, lambda: len(app.landed) >= 5, 30, "landed files in the landing panel")
-            await _wait_for(pilot, lambda: app.heads.get("flights_bronze") is not None
-                            and app.heads["flights_bronze"].commit_batch is not None,
+            await _wait_for(pilot, lambda: len(app.model.landed) >= 5, 30, "landed files in the landing panel")
+            await _wait_for(pilot, lambda: app.model.heads.get("flights_bronze") is not None
+                            and app.model.heads["flights_bronze"].commit_batch is not None,
                             30, "the checkpoint scan to show a commit")
             assert str(table.get_cell("flights_bronze", "status")) in ("active", "idle")
             # controls on the real queries: stop, start, land, change trigger, results

@@ -9,7 +9,7 @@ import time
 
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
-from streamwatch.tui.replay import ReplayBackend
+from streamwatch.backends.replay import ReplayBackend
 
 
 def _ts(s: float) -> str:
@@ -79,7 +79,7 @@ def test_the_header_names_the_recorded_application_not_a_live_session(tmp_path):
 
     async def scenario() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            await _wait_for(pilot, lambda: isinstance(app.session_info, RecordedSession), 20, "the recorded session")
+            await _wait_for(pilot, lambda: isinstance(app.model.session_info, RecordedSession), 20, "the recorded session")
             line = str(app.query_one("#session").render())
             assert "Replay of recording: flights (local-1795212000000)" in line, line
             assert "Spark 4.2.0 on local[2]" in line and "started 2026-11-20 " in line, line

@@ -45,7 +45,7 @@ def test_recording_is_stored_as_segment_objects_and_read_back(s3):
 
 
 def test_replay_follows_new_segments_on_s3(s3):
-    from streamwatch.tui.replay import ReplayBackend
+    from streamwatch.backends.replay import ReplayBackend
 
     url = "s3://events/job2/events.jsonl"
     backend = ReplayBackend(url, speed=0, follow=True, poll_s=0.1)  # nothing there yet

@@ -10,10 +10,12 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from streamwatch.tui import fmt
-from streamwatch.tui.journey import file_entries
+from streamwatch.analysis import fmt
+from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.journeys import file_entries
 from streamwatch.tui.views.table import SyncTable
 
 BATCH_COLUMNS = ("batch", "offsets", "commit", "state", "sink", "watermark", "planned (UTC)", "finding")
@@ -57,6 +59,8 @@ def batch_of_finding(finding: Any) -> int | None:
 
 
 class CheckpointView(Vertical):
+    """The selected query's checkpoint (``show(model)``), filtered by ``needle``."""
+
     DEFAULT_CSS = """
     CheckpointView > Static { height: auto; }
     #cp-findings { max-height: 6; }
@@ -70,7 +74,23 @@ class CheckpointView(Vertical):
         yield SyncTable(BATCH_COLUMNS, id="cp-batches")
         yield Static("enter on a batch: its offsets and the files it consumed", id="cp-batch")
 
-    def show(self, query: str | None, cp: Any, error: str | None, timeline: tuple, text_filter: str) -> None:
+    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
+    needle: reactive[str] = reactive("", repaint=False, init=False)
+
+    def show(self, model: DashboardModel) -> None:
+        self.model = model
+
+    def watch_model(self) -> None:
+        if self.model is not None:
+            self.draw(self.model)
+
+    watch_needle = watch_model
+
+    def draw(self, model: DashboardModel) -> None:
+        query = model.selected
+        name = query or ""
+        cp, error = model.checkpoints.get(name), model.cp_errors.get(name)
+        timeline, text_filter = model.timelines.get(name, ()), self.needle
         head = self.query_one("#cp-head", Static)
         table = self.query_one("#cp-batches", SyncTable)
         findings_box = self.query_one("#cp-findings", Static)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from streamwatch.tui import fmt
+from streamwatch.analysis import fmt
 from streamwatch.tui.charts import SeriesChart, StackedBars
-from streamwatch.tui.diagnosis import Diagnosis
-from streamwatch.tui.state import OPERATIONS, QueryRow
+from streamwatch.analysis.board import OPERATIONS
+from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
@@ -19,7 +20,9 @@ SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows
 
 
 class DetailView(VerticalScroll):
-    """Everything about one query (``show(row, diagnosis, trigger, mode)``)."""
+    """Everything about the model's selected query (``show(model)``)."""
+
+    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
 
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
@@ -38,12 +41,22 @@ class DetailView(VerticalScroll):
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
         yield Static("", id="detail-sink")
 
-    def show(self, row: QueryRow | None, diagnosis: Diagnosis | None, trigger: str, mode: str,
-             width: int = 200) -> None:
+    def show(self, model: DashboardModel) -> None:
+        self.model = model
+
+    def watch_model(self) -> None:
+        if self.model is not None:
+            self.draw(self.model)
+
+    def draw(self, model: DashboardModel) -> None:
         head = self.query_one("#detail-head", Static)
+        row = model.selected_row
         if row is None:
             head.update("select a query in the queries view (enter)")
             return
+        diagnosis = model.diagnoses.get(row.name)
+        trigger, mode = model.trigger_of(row.name), model.output_mode_of(row.name)
+        width = max(20, self.app.size.width - 4)
         hist = list(row.history)[-max(10, width):]
         t = Text()
         t.append(row.name, style="bold")

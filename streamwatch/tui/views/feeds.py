@@ -1,16 +1,29 @@
-"""Rows of the events tab (one line per model object) and the results tab."""
+"""Landing, events and results tabs: landed files with their journey (landed → read →
+committed) and the backlog per source; the raw event stream (one line per model object); the
+current rows of a query's table."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
+from streamwatch.analysis import fmt
+from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.journeys import backlog
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RuntimeNotice
-from streamwatch.tui import fmt
+from streamwatch.tui.messages import ResultsRead
+from streamwatch.tui.views.table import SyncTable
+
+LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
+EVENT_COLUMNS = ("time", "kind", "query", "what")
+STAGE_STYLE = {"landed": "yellow", "read": "cyan", "committed": "green"}
 
 
 def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
@@ -38,16 +51,99 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
     return "", type(obj).__name__, query, str(obj)[:200]
 
 
-def render_results(head: Static, table: DataTable, message: Any, batch_id: int | None) -> None:
-    """Show a :class:`~streamwatch.tui.messages.ResultsRead` in the results tab."""
-    if message.error:
-        head.update(Text(f"results of {message.query}: {message.error}", style="yellow"))
+class LandingView(Vertical):
+    """Landed files (newest last, followed) and the backlog per source."""
+
+    DEFAULT_CSS = "LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; }"
+    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
+    needle: reactive[str] = reactive("", repaint=False, init=False)
+
+    def compose(self) -> ComposeResult:
+        yield Static("backlog: -", id="backlog")
+        yield SyncTable(LANDING_COLUMNS, id="landing-table")
+
+    def show(self, model: DashboardModel) -> None:
+        self.model = model
+
+    def watch_model(self) -> None:
+        if self.model is not None:
+            self.draw(self.model)
+
+    watch_needle = watch_model
+
+    def draw(self, model: DashboardModel) -> None:
+        needle = self.needle.lower()
+        rows = []
+        js = model.journeys()
+        for j in js:
+            f = j.file
+            cells = (fmt.clock(f.landed_at_ms), f.source, f.name, fmt.size(f.size_bytes), j.text)
+            if needle and needle not in " ".join(cells).lower():
+                continue
+            rows.append((f"{f.path}@{f.landed_at_ms}", (*cells[:4], Text(j.text, style=STAGE_STYLE[j.stage]))))
+        table = self.query_one("#landing-table", SyncTable)
+        table.sync(rows, follow=True)
+        table.border_title = f"landed files ({model.landed_count:,})" + (f" · /{needle}" if needle else "")
+        per = backlog(js)
+        text = " · ".join(f"{s}: {n:,} not yet read" for s, n in sorted(per.items())) or "no files landed yet"
+        self.query_one("#backlog", Static).update(Text(f"backlog — {text}"))
+
+
+class EventsView(SyncTable):
+    """The event stream (newest last, followed)."""
+
+    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
+    needle: reactive[str] = reactive("", repaint=False, init=False)
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(EVENT_COLUMNS, **kw)
+
+    def show(self, model: DashboardModel) -> None:
+        self.model = model
+
+    def watch_model(self) -> None:
+        if self.model is not None:
+            self.draw(self.model)
+
+    watch_needle = watch_model
+
+    def draw(self, model: DashboardModel) -> None:
+        needle = self.needle.lower()
+        rows = [(k, line) for k, line in model.event_log if not needle or needle in " ".join(line).lower()]
+        self.sync(rows, follow=True)
+        self.border_title = f"events ({model.event_count:,})" + (f" · /{needle}" if needle else "")
+
+
+class ResultsView(Vertical):
+    """The rows of one :class:`~streamwatch.tui.messages.ResultsRead` (``results``), or its
+    error; ``batch_id`` is the query's batch when they were read."""
+
+    DEFAULT_CSS = "ResultsView { height: 1fr; } ResultsView > Static { height: auto; padding: 0 1; }"
+    results: reactive[tuple[ResultsRead, int | None] | None] = reactive(None, always_update=True, repaint=False,
+                                                                        init=False)
+    needle: reactive[str] = reactive("", repaint=False, init=False)
+
+    def compose(self) -> ComposeResult:
+        yield Static("results: select a query, then :results", id="results-head")
+        yield DataTable(id="results-table", cursor_type="row")
+
+    def show_results(self, message: ResultsRead, batch_id: int | None) -> None:
+        self.results = (message, batch_id)
+
+    def watch_results(self) -> None:
+        if self.results is None:
+            return
+        message, batch_id = self.results
+        head = self.query_one("#results-head", Static)
+        table = self.query_one("#results-table", DataTable)
+        if message.error:
+            head.update(Text(f"results of {message.query}: {message.error}", style="yellow"))
+            table.clear(columns=True)
+            return
+        head.update(Text(f"results of {message.query} — {len(message.rows):,} rows shown"
+                         f" (as of batch {fmt.count(batch_id)})"))
         table.clear(columns=True)
-        return
-    head.update(Text(f"results of {message.query} — {len(message.rows):,} rows shown"
-                     f" (as of batch {fmt.count(batch_id)})"))
-    table.clear(columns=True)
-    for c in message.columns:
-        table.add_column(c)
-    for r in message.rows:
-        table.add_row(*r)
+        for c in message.columns:
+            table.add_column(c)
+        for r in message.rows:
+            table.add_row(*r)

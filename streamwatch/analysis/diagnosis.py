@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from streamwatch.tui.state import QueryRow, Sample
+from streamwatch.analysis.board import QueryRow, Sample
 
 #: default ``processingTime`` interval assumed for ``default``/``once``/``availableNow`` (ms)
 DEFAULT_TRIGGER_MS = 2_000

@@ -1,6 +1,6 @@
 """Replay a recording or a Spark event log into the dashboard (no pyspark).
 
-:class:`ReplayBackend` implements :class:`streamwatch.tui.backend.Backend`: its ``plan`` lists
+:class:`ReplayBackend` is a :class:`~streamwatch.backends.base.Backend` with no controls: its ``plan`` lists
 the queries found in the file; ``start(emit)`` starts a thread that emits the recorded model
 objects with their original spacing divided by ``speed`` (0: as fast as possible), and with
 ``follow`` keeps emitting what another process appends.
@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Callable
 
+from streamwatch.backends.base import Backend
 from streamwatch.events.jsonl import RecordingHeader
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events
 from streamwatch.events.segments import is_url, local_path
@@ -46,7 +47,7 @@ def _query_names(path: str | Path) -> list[str]:
     return names
 
 
-class ReplayBackend:
+class ReplayBackend(Backend):
     """Feeds the events of ``path`` (recording or Spark event log) to the dashboard.
 
     ``speed``: replay speed factor (2 = twice as fast as recorded; 0 = no waiting); gaps longer

@@ -1,0 +1,124 @@
+"""Everything the dashboard shows, folded from model objects (pure Python, no textual).
+
+:class:`DashboardModel` holds the per-query board, the landed files and their journeys, the
+event log (one text line per object), the last checkpoint scan and the stall diagnoses. The
+dashboard's views draw themselves from it (``show(model)``); it never draws anything.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
+from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose, trigger_interval_ms
+from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
+from streamwatch.model.landing import LandedFile
+from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
+
+EventLine = tuple[str, str, str, str]
+
+
+@dataclass
+class DashboardModel:
+    """The dashboard's state. ``clock`` returns epoch ms; ``triggers``/``output_modes`` give
+    a query's current trigger spec and output mode (``{}`` when the backend cannot tell);
+    ``max_events``/``max_landed`` bound the event log and the landed files."""
+
+    plan: RunPlan
+    clock: Callable[[], int]
+    history: int = DEFAULT_HISTORY
+    max_events: int = 2_000
+    max_landed: int = 2_000
+    triggers: Callable[[], Mapping[str, str]] = dict
+    output_modes: Callable[[], Mapping[str, str]] = dict
+    board: QueryBoard = field(init=False)
+    session_info: SessionInfo | RecordedSession | None = None
+    selected: str | None = None
+    landed: collections.deque[LandedFile] = field(init=False)
+    landed_count: int = 0
+    notices: list[RuntimeNotice] = field(default_factory=list)
+    event_log: collections.deque[tuple[str, EventLine]] = field(init=False)
+    event_count: int = 0
+    checkpoints: dict[str, Any] = field(default_factory=dict)
+    cp_errors: dict[str, str] = field(default_factory=dict)
+    timelines: dict[str, tuple] = field(default_factory=dict)
+    heads: dict[str, CheckpointHead] = field(default_factory=dict)
+    consumed: dict[str, Consumed] = field(default_factory=dict)
+    diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
+    _journeys: list[Journey] | None = None
+
+    def __post_init__(self) -> None:
+        self.board = QueryBoard([q.query_name for q in self.plan.queries], history=self.history)
+        self.landed = collections.deque(maxlen=self.max_landed)
+        self.event_log = collections.deque(maxlen=self.max_events)
+        if self.selected is None and self.plan.queries:
+            self.selected = self.plan.queries[0].query_name
+
+    # -- folding model objects in --------------------------------------------------------------
+    def log(self, line: EventLine) -> None:
+        """Append one line to the event log (numbered from 1)."""
+        self.event_count += 1
+        self.event_log.append((str(self.event_count), line))
+
+    def add_landed(self, f: LandedFile) -> None:
+        self.landed.append(f)
+        self.landed_count += 1
+        self._journeys = None
+
+    def set_checkpoints(self, checkpoints: Mapping[str, Any], errors: Mapping[str, str],
+                        timelines: Mapping[str, tuple]) -> None:
+        """Take one checkpoint scan (``streamwatch.checkpoint`` objects by query name). Raises
+        what :func:`consumed_files` raises, after storing everything else."""
+        self.checkpoints = dict(checkpoints)
+        self.cp_errors = dict(errors)
+        self.timelines = dict(timelines)
+        self.heads = {}
+        for name, cp in self.checkpoints.items():
+            last = cp.offsets[-1] if cp.offsets else None
+            self.heads[name] = CheckpointHead(cp.latest_batch_id, cp.last_committed_batch_id,
+                                              last.timestamp_ms if last else None)
+        self._journeys = None
+        self.consumed = consumed_files(self.checkpoints)
+
+    # -- derived ---------------------------------------------------------------------------------
+    def trigger_of(self, name: str) -> str:
+        return self.triggers().get(name) or self.plan.trigger
+
+    def output_mode_of(self, name: str) -> str:
+        return self.output_modes().get(name) or "-"
+
+    @property
+    def selected_row(self) -> QueryRow | None:
+        return self.board.rows.get(self.selected) if self.selected else None
+
+    def journeys(self) -> list[Journey]:
+        """Each landed file's journey (recomputed after files landed or checkpoints were read)."""
+        if self._journeys is None:
+            self._journeys = journeys(self.landed, self.consumed)
+        return self._journeys
+
+    def diagnose_all(self) -> dict[str, Diagnosis]:
+        """Diagnose every query now (``clock``) and keep the result in :attr:`diagnoses`."""
+        now = self.clock()
+        for name, row in self.board.rows.items():
+            self.diagnoses[name] = diagnose(row, self.heads.get(name), trigger_interval_ms(self.trigger_of(name)), now)
+        return self.diagnoses
+
+    def query_backlog(self) -> dict[str, int | None]:
+        """Landed files not yet read, per query (None when no source of it is known)."""
+        js = self.journeys()
+        per_source = backlog(js)
+        sources_of: dict[str, set[str]] = {}
+        for j in js:
+            if j.consumed is not None:
+                sources_of.setdefault(j.consumed.query, set()).add(j.file.source)
+        out: dict[str, int | None] = {}
+        first = self.plan.queries[0].query_name if self.plan.queries else None
+        for name in self.board.rows:
+            srcs = sources_of.get(name)
+            if srcs is None and name == first and not sources_of and per_source:
+                srcs = set(per_source)
+            out[name] = sum(per_source.get(s, 0) for s in srcs) if srcs else None
+        return out

@@ -1,0 +1,69 @@
+"""Queries tab: one row per query — status, stall diagnosis, batch id, input and processed
+rates (rows/s), the last batch's duration (ms), backlog (landed files not yet read),
+watermark (UTC), trigger, output mode and total input rows."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+
+from streamwatch.analysis import fmt
+from streamwatch.analysis.board import QueryRow
+from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.diagnosis import Diagnosis
+from streamwatch.tui.views.table import SyncTable
+
+QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
+                 "backlog", "watermark", "trigger", "mode", "rows")
+DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
+STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green"}
+
+
+class QueriesView(SyncTable):
+    """The overview table; ``show(model)`` redraws it, setting ``needle`` filters it."""
+
+    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
+    needle: reactive[str] = reactive("", repaint=False, init=False)
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(QUERY_COLUMNS, **kw)
+
+    def show(self, model: DashboardModel) -> None:
+        self.model = model
+
+    def watch_model(self) -> None:
+        if self.model is not None:
+            self.draw(self.model)
+
+    watch_needle = watch_model
+
+    def draw(self, model: DashboardModel) -> None:
+        needle = self.needle.lower()
+        backlogs = model.query_backlog()
+        rows = []
+        for name, diag in model.diagnose_all().items():
+            row = model.board.rows[name]
+            if needle and needle not in f"{name} {row.status} {diag.text}".lower():
+                continue
+            rows.append((name, cells(model, row, diag, backlogs.get(name))))
+        self.sync(rows)
+        title = f"{model.plan.pipeline} · {len(model.board.rows)} queries"
+        self.border_title = title + (f" · /{needle}" if needle else "")
+
+
+def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> tuple:
+    """The table cells of one query."""
+    return (
+        row.name,
+        Text(row.status, style=STATUS_STYLE.get(row.status, "")),
+        Text(diag.text[:60], style=DIAG_STYLE.get(diag.code, "")),
+        fmt.count(row.batch_id),
+        fmt.rate(row.input_rps),
+        fmt.rate(row.processed_rps),
+        fmt.count(row.batch_duration_ms),
+        fmt.count(backlog_n),
+        fmt.iso(row.watermark),
+        model.trigger_of(row.name).replace("processingTime=", ""),
+        model.output_mode_of(row.name),
+        fmt.count(row.total_input_rows),
+    )
