@@ -11,35 +11,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable
 
 from streamwatch.analysis.board import QueryRow, Sample
-
-#: default ``processingTime`` interval assumed for ``default``/``once``/``availableNow`` (ms)
-DEFAULT_TRIGGER_MS = 2_000
-_UNITS_MS = {
-    "ms": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "second": 1000, "seconds": 1000, "sec": 1000,
-    "m": 60_000, "min": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-}
-
-
-def trigger_interval_ms(spec: str | None) -> int:
-    """Interval of a trigger spec in ms: ``processingTime=2 seconds`` → 2000, ``500ms`` → 500;
-    ``default``/``once``/``availableNow``/unparsable → :data:`DEFAULT_TRIGGER_MS`."""
-    if not spec:
-        return DEFAULT_TRIGGER_MS
-    s = spec.strip().lower()
-    if s.startswith("processingtime="):
-        s = s.split("=", 1)[1].strip()
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-z]+)", s)
-    if not m or m.group(2) not in _UNITS_MS:
-        return DEFAULT_TRIGGER_MS
-    value = float(m.group(1)) * _UNITS_MS[m.group(2)]
-    return int(value) if value > 0 else DEFAULT_TRIGGER_MS
 
 
 @dataclass(frozen=True, slots=True)

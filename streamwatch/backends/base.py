@@ -11,6 +11,7 @@ import enum
 from types import MappingProxyType
 from typing import Callable, ClassVar, Mapping, Sequence
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.runtime import RunPlan
 
 
@@ -28,8 +29,10 @@ class Control(enum.Enum):
     READ_RESULTS = "read result tables"
 
 
-class NotSupported(NotImplementedError):
+class NotSupported(StreamwatchError, NotImplementedError):
     """The backend cannot do this control (e.g. starting a query in a replay)."""
+
+    exit_code = ExitCode.USAGE
 
     def __init__(self, control: Control) -> None:
         super().__init__(f"{control.value}: not supported by this backend")

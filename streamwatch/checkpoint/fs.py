@@ -14,9 +14,13 @@ import posixpath
 import stat
 from dataclasses import dataclass
 
+from streamwatch.errors import ExitCode, StreamwatchError
 
-class StorageError(Exception):
+
+class StorageError(StreamwatchError):
     """PATH itself cannot be used (missing, not a folder, permission denied, symlink loop)."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)

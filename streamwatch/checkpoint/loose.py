@@ -9,7 +9,7 @@ import os
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
-from streamwatch.checkpoint.reader import CheckpointError, _batch_names, _read_entries
+from streamwatch.checkpoint.reader import CheckpointError, batch_names, read_entries
 from streamwatch.model.checkpoint import CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
@@ -30,16 +30,16 @@ def read_offsets_log(path) -> tuple[tuple[OffsetLogEntry, ...], list[Finding]]:
     """An ``offsets/`` folder → entries sorted by batch id (mirrors ``OffsetSeqLog``)."""
     storage, folder, _ = _open(path)
     findings: list[Finding] = []
-    ids = _batch_names(storage, folder, "offsets", findings)
-    return tuple(_read_entries(storage, folder, ids, parse_offsets, findings)), findings
+    ids = batch_names(storage, folder, "offsets", findings)
+    return tuple(read_entries(storage, folder, ids, parse_offsets, findings)), findings
 
 
 def read_commit_log(path) -> tuple[tuple[CommitLogEntry, ...], list[Finding]]:
     """A ``commits/`` folder → entries sorted by batch id (mirrors ``CommitLog``)."""
     storage, folder, _ = _open(path)
     findings: list[Finding] = []
-    ids = _batch_names(storage, folder, "commits", findings)
-    return tuple(_read_entries(storage, folder, ids, parse_commit, findings)), findings
+    ids = batch_names(storage, folder, "commits", findings)
+    return tuple(read_entries(storage, folder, ids, parse_commit, findings)), findings
 
 
 def read_commit_file(path, batch_id: int = 0) -> tuple[CommitLogEntry | None, list[Finding]]:

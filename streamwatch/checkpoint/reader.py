@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
@@ -25,12 +26,14 @@ SUMMARY_BATCHES = 100
 KNOWN_ROOT = {"metadata", "offsets", "commits", "sources", "state", ".metadata.crc"}
 
 
-class CheckpointError(Exception):
+class CheckpointError(StreamwatchError):
     """PATH itself is unusable: missing, not a directory, permission denied, a symlink loop,
     or not a checkpoint (neither ``metadata`` nor ``offsets/`` nor ``commits/``)."""
 
+    exit_code = ExitCode.UNREADABLE
 
-def _batch_names(storage: Storage, folder: str, what: str, findings: list[Finding]) -> list[int]:
+
+def batch_names(storage: Storage, folder: str, what: str, findings: list[Finding]) -> list[int]:
     names = storage.names(folder)
     if names is None:
         return []
@@ -48,7 +51,7 @@ def _batch_names(storage: Storage, folder: str, what: str, findings: list[Findin
     return ids
 
 
-def _read_entries(storage: Storage, folder: str, ids: list[int], parse, findings: list[Finding]) -> list:
+def read_entries(storage: Storage, folder: str, ids: list[int], parse, findings: list[Finding]) -> list:
     paths = [storage.join(folder, str(b)) for b in ids]
     out = []
     for b, path, data in zip(ids, paths, storage.read_many(paths)):
@@ -188,12 +191,12 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         findings.append(Finding("warning", "no-metadata", "no metadata file: the query id is unknown", meta_path))
 
     offsets_dir, commits_dir = storage.join(root, "offsets"), storage.join(root, "commits")
-    off_ids = _batch_names(storage, offsets_dir, "offsets", findings)
-    com_ids = _batch_names(storage, commits_dir, "commits", findings)
+    off_ids = batch_names(storage, offsets_dir, "offsets", findings)
+    com_ids = batch_names(storage, commits_dir, "commits", findings)
     want_off = off_ids if full else off_ids[-SUMMARY_BATCHES:]
     want_com = com_ids if full else com_ids[-SUMMARY_BATCHES:]
-    offsets = tuple(_read_entries(storage, offsets_dir, want_off, parse_offsets, findings))
-    commits = tuple(_read_entries(storage, commits_dir, want_com, parse_commit, findings))
+    offsets = tuple(read_entries(storage, offsets_dir, want_off, parse_offsets, findings))
+    commits = tuple(read_entries(storage, commits_dir, want_com, parse_commit, findings))
 
     sources: list[SourceLog] = []
     sources_dir = storage.join(root, "sources")

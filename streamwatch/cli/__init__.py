@@ -16,6 +16,7 @@ from streamwatch.cli.log_cmd import log
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
 from streamwatch.cli.watch_cmd import watch
+from streamwatch.errors import StreamwatchError, exit_code_for, one_line
 
 EPILOG = """\b
 Examples:
@@ -29,7 +30,20 @@ Examples:
 """
 
 
-@click.group(invoke_without_command=True, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+class Streamwatch(click.Group):
+    """The command group; the one place an error escaping a subcommand becomes a one-line
+    message on stderr and its exit code (:func:`streamwatch.errors.exit_code_for`)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except StreamwatchError as e:
+            command = ctx.invoked_subcommand or "run"
+            click.echo(f"streamwatch {command}: {one_line(e)}", err=True)
+            ctx.exit(exit_code_for(e, command))
+
+
+@click.group(cls=Streamwatch, invoke_without_command=True, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="streamwatch")
 @click.pass_context
 def main(ctx: click.Context) -> None:

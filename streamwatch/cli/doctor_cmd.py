@@ -5,7 +5,11 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
+import sys
+
 import click
+
+from streamwatch.errors import ExitCode
 
 
 def _version(dist: str) -> str:
@@ -46,4 +50,4 @@ def doctor(probe_timeout: float) -> None:
     for k, v in rows:
         click.echo(f"{k:<13} {v}")
     if failed:
-        raise SystemExit(1)
+        sys.exit(ExitCode.WARNINGS)

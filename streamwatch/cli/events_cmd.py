@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
@@ -49,7 +51,7 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
                 rec = JsonlRecorder(out, header=header, flush_every=1000)
             except OSError as e:
                 click.echo(f"streamwatch events: cannot write {out}: {e.strerror or e}", err=True)
-                sys.exit(1)
+                sys.exit(ExitCode.WARNINGS)
             with rec:
                 if first is not None:
                     rec.write(first)
@@ -60,7 +62,7 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
             summary = summarize(it)
     except EventSourceError as e:
         click.echo(f"streamwatch events: {e}", err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.WARNINGS)
     if report.bad_lines:
         click.echo(f"streamwatch events: skipped {report.bad_lines} unreadable lines "
                    f"(first: {report.problems[0]})", err=True)

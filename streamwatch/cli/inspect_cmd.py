@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 
 import click
+
+from streamwatch.errors import ExitCode
 
 EPILOG = """\b
 Examples:
@@ -21,16 +22,6 @@ Examples:
 (2 is click's own status for a bad option). Without --check the exit status is 0
 whenever PATH could be read, 4 otherwise. Nothing under PATH is ever written.
 """
-
-
-class ExitCode(enum.IntEnum):
-    """Exit statuses of ``streamwatch inspect`` (``--check`` uses all of them)."""
-
-    OK = 0
-    WARNINGS = 1
-    USAGE = 2  # click's status for a bad option or argument
-    ERRORS = 3
-    UNREADABLE = 4
 
 
 def _fail(msg: str) -> None:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch land flights                       one more file per landing source
@@ -27,7 +29,7 @@ def _accepts(factory, option: str) -> bool:
 
 def _fail(message: str) -> None:
     click.echo(f"streamwatch land: {message}", err=True)
-    sys.exit(2)
+    sys.exit(ExitCode.USAGE)
 
 
 @click.command(epilog=EPILOG)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import ExitCode
 from streamwatch.cli.options import check_run_options, run_options
 
-EXIT_OK, EXIT_QUERY_FAILED, EXIT_USAGE, EXIT_SPARK, EXIT_OUTPUT = 0, 1, 2, 3, 4
 
 EPILOG = """\b
 Examples:
@@ -70,14 +70,14 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
     except ValueError as e:
         say(e.args[0])
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     for bad, msg in ((flush_every < 1, "--flush-every must be >= 1"),
                      (duration is not None and duration <= 0, "--duration must be > 0"),
                      (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1"),
                      (segment_seconds is not None and segment_seconds <= 0, "--segment-seconds must be > 0")):
         if bad:
             say(msg)
-            sys.exit(EXIT_USAGE)
+            sys.exit(ExitCode.USAGE)
     from streamwatch.spark.tables import trigger_note
 
     if trigger_note(trigger):
@@ -89,7 +89,7 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
             open(out, "ab").close()
         except OSError as e:
             say(f"cannot write {out}: {e.strerror or e}")
-            sys.exit(EXIT_OUTPUT)
+            sys.exit(ExitCode.UNREADABLE)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
     sys.exit(_run(choice, Workspace(workspace), out, trigger, duration, land_every, max_files,
                   recording, prometheus_port, not no_ui, say))
@@ -107,10 +107,10 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
                                                    table_format=decide_table_format()))
     except KeyboardInterrupt:
         say("interrupted while Spark was starting")
-        return EXIT_OK
+        return ExitCode.OK
     except (TableFormatError, Exception) as e:  # noqa: BLE001 - one line, never a traceback
         say(f"Spark could not start: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
-        return EXIT_SPARK
+        return ExitCode.ERRORS
     # after the SparkContext exists: pyspark installs its own SIGINT handler (cancel jobs +
     # KeyboardInterrupt); ours stops the queries gracefully instead.
     stop = threading.Event()
@@ -139,7 +139,7 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
     except OSError as e:
         say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
         spark.stop()
-        return EXIT_OUTPUT
+        return ExitCode.UNREADABLE
     failed: list[str] = []
     lost = {"events": 0, "error": None}
 
@@ -185,15 +185,15 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
                           land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)
-    code = EXIT_OK
+    code = ExitCode.OK
     try:
         try:
             backend.start(emit)
         except Exception as e:  # noqa: BLE001
             say(f"could not start the queries: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
-            code = EXIT_SPARK
+            code = ExitCode.ERRORS
         deadline = None if duration is None else time.monotonic() + duration
-        while code == EXIT_OK and not stop.wait(0.2):
+        while code == ExitCode.OK and not stop.wait(0.2):
             if deadline is not None and time.monotonic() >= deadline:
                 say(f"--duration {duration:g} s reached")
                 break
@@ -216,7 +216,7 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             lost["error"] = lost["error"] or e.strerror or str(e)
         if lost["error"] is not None:
             say(f"{lost['events']} events not recorded ({out}: {lost['error']})")
-            code = EXIT_OUTPUT if code == EXIT_OK else code
+            code = ExitCode.UNREADABLE if code == ExitCode.OK else code
         if metrics is not None:
             metrics.close()
         try:
@@ -224,6 +224,6 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
         except Exception:  # noqa: BLE001
             pass
         say(f"{recorder.written} events written; {s.dropped} dropped")
-    if code == EXIT_OK and failed:
-        code = EXIT_QUERY_FAILED
+    if code == ExitCode.OK and failed:
+        code = ExitCode.WARNINGS
     return code

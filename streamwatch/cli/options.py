@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import click
 
+from streamwatch.analysis.triggers import parse_trigger
 from streamwatch.pipeline import Pipeline, get_pipeline
 
 _OPTIONS = (
@@ -58,13 +59,11 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
                       max_files: int | None, master: str | None) -> RunChoice:
     """Checks the shared options before Spark starts. Raises ``ValueError`` with a one-line
     message for an unknown pipeline, trigger spec, layer or output mode, and for bad numbers."""
-    from streamwatch.spark.tables import trigger_kwargs  # imports pyspark: only when checking
-
     try:
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:
         raise ValueError(e.args[0]) from None
-    trigger_kwargs(trigger)
+    parse_trigger(trigger)  # TriggerError is a ValueError
     modes = pipeline.output_modes(output_mode_specs)
     if land_every <= 0:
         raise ValueError("--land-every must be > 0")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch replay events.jsonl                 replay a recording in real time
@@ -38,14 +40,14 @@ def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
 
     if speed < 0:
         click.echo("streamwatch replay: --speed must be >= 0", err=True)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE)
     try:
         from streamwatch.backends.replay import ReplayBackend
 
         backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
     except EventSourceError as e:
         click.echo(f"streamwatch replay: {e}", err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.WARNINGS)
     from streamwatch.tui.launch import run_dashboard
 
     run_dashboard(backend)

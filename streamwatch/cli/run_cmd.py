@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import ExitCode
 from streamwatch.cli.options import check_run_options, run_options
 
 
@@ -43,7 +44,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
     except ValueError as e:
         click.echo(f"streamwatch run: {e.args[0]}", err=True)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE)
 
     from streamwatch.spark.live import LiveBackend
     from streamwatch.tui.launch import run_dashboard

@@ -15,13 +15,17 @@ import struct
 from pathlib import Path
 from typing import IO, Iterator
 
+from streamwatch.errors import ExitCode, StreamwatchError
+
 CODECS = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".gz": "gzip", ".snappy": "snappy", ".lzf": "lzf"}
 _LZ4_MAGIC = b"LZ4Block"
 _LZ4_HEADER = struct.Struct("<8sBiii")  # magic, token, compressed len, decompressed len, checksum
 
 
-class UnsupportedCodec(Exception):
+class UnsupportedCodec(StreamwatchError):
     """The event log uses a codec streamwatch cannot decompress (message: one line)."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 def codec_for(path: Path) -> str | None:

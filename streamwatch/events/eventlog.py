@@ -31,8 +31,8 @@ import orjson
 
 from streamwatch.events.codecs import UnsupportedCodec, codec_for, open_decompressed
 from streamwatch.events.jsonl import RecordingHeader
-from streamwatch.events.reader import EventSourceError, ReadReport, tail_lines
 from streamwatch.events.redact import redact_pairs
+from streamwatch.events.source import EventSourceError, ReadReport, tail_lines
 from streamwatch.model.events import UnsupportedEvent, event_from_json
 
 LISTENER_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"

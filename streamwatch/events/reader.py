@@ -7,39 +7,26 @@ recording or from a Spark event log (:mod:`streamwatch.events.eventlog`) alike.
 
 from __future__ import annotations
 
-import os
 import stat
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import Any, Iterator
 
 import orjson
 
-from streamwatch.events.jsonl import RecordingHeader, decode, rotated_segments
+from streamwatch.events.eventlog import read_event_log
+from streamwatch.events.jsonl import rotated_segments
+from streamwatch.events.remote import read_remote_events
+from streamwatch.events.segments import is_url, local_path
+from streamwatch.events.source import (
+    EventSourceError,
+    ReadReport,
+    decoded_line,
+    recording_lines,
+    tail_lines,
+)
 
-
-class EventSourceError(Exception):
-    """A path that is neither a recording nor a Spark event log, or cannot be read. The
-    message is one line meant for the user."""
-
-
-@dataclass
-class ReadReport:
-    """What reading skipped: ``bad_lines`` (invalid JSON / malformed events, with the first
-    few ``problems`` as text), ``unknown`` lines of kinds this version does not know, and the
-    ``header`` of the recording (None for an event log without one)."""
-
-    header: RecordingHeader | None = None
-    bad_lines: int = 0
-    unknown: int = 0
-    unsupported: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    def problem(self, text: str) -> None:
-        self.bad_lines += 1
-        if len(self.problems) < 5:
-            self.problems.append(text)
+__all__ = ["DETECT_LINES", "EventSourceError", "ReadReport", "detect_format", "read_events", "read_recording"]
 
 
 #: Lines :func:`detect_format` looks at for one it recognises.
@@ -93,33 +80,6 @@ def detect_format(path: Path) -> str:
     raise EventSourceError(f"{path}: neither a streamwatch recording nor a Spark event log")
 
 
-def _lines(fh: IO[bytes], report: ReadReport, where: str) -> Iterator[Any]:
-    for n, raw in enumerate(fh, 1):
-        if not raw.strip():
-            continue
-        if not raw.endswith(b"\n"):  # a line still being written; a finished file ends in \n
-            report.problem(f"{where}:{n}: truncated last line")
-            continue
-        yield from _decoded(raw, report, f"{where}:{n}")
-
-
-def _decoded(raw: bytes, report: ReadReport, where: str) -> Iterator[Any]:
-    try:
-        obj = decode(raw)
-    except ValueError as e:
-        report.problem(f"{where}: {str(e).splitlines()[0]}")
-        return
-    if obj is None:
-        report.unknown += 1
-    elif isinstance(obj, RecordingHeader):
-        if report.header is None:
-            report.header = obj
-    else:
-        if getattr(obj, "kind", None) == "unsupported":
-            report.unsupported += 1
-        yield obj
-
-
 def read_recording(path: str | Path, report: ReadReport | None = None, *, follow: bool = False,
                    stop: threading.Event | None = None, poll_s: float = 0.2) -> Iterator[Any]:
     """Model objects from the recording at ``path`` in write order: rotated segments
@@ -132,14 +92,14 @@ def read_recording(path: str | Path, report: ReadReport | None = None, *, follow
     report = report if report is not None else ReadReport()
     if follow:
         for raw in tail_lines(path, stop or threading.Event(), poll_s, lambda: rotated_segments(path)):
-            yield from _decoded(raw, report, path.name)
+            yield from decoded_line(raw, report, path.name)
         return
     segments_read = 0
     for seg in rotated_segments(path):
         segments_read += 1
         try:
             with open(seg, "rb") as fh:
-                yield from _lines(fh, report, seg.name)
+                yield from recording_lines(fh, report, seg.name)
         except FileNotFoundError:  # removed by keep= while we read
             continue
     if not follow:
@@ -150,79 +110,8 @@ def read_recording(path: str | Path, report: ReadReport | None = None, *, follow
                 return
             raise EventSourceError(f"{path}: no such file") from None
         with fh:
-            yield from _lines(fh, report, path.name)
+            yield from recording_lines(fh, report, path.name)
         return
-
-
-def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
-               segments: Callable[[], list[Path]] | None = None) -> Iterator[bytes]:
-    """Complete lines (ending in ``\\n``) of ``path`` from its start, then as they are
-    appended, until ``stop`` is set — like ``tail -F``: before ``path`` exists, and across
-    rotations. ``segments()`` lists rotated files oldest first; each one not read yet is read
-    in full before ``path`` is (re)opened, so a writer that rotates faster than we poll loses
-    nothing (files are told apart by inode)."""
-    fh: IO[bytes] | None = None
-    seen: set[int] = set()
-    buf = b""
-    try:
-        while not stop.is_set():
-            if fh is None:
-                for seg in segments() if segments else ():
-                    try:
-                        with open(seg, "rb") as sfh:
-                            ino = os.fstat(sfh.fileno()).st_ino
-                            if ino in seen:
-                                continue
-                            seen.add(ino)
-                            yield from (raw for raw in sfh if raw.strip() and raw.endswith(b"\n"))
-                    except FileNotFoundError:
-                        continue
-                try:
-                    fh = open(path, "rb")
-                except FileNotFoundError:
-                    stop.wait(poll_s)
-                    continue
-                buf = b""
-                if segments and _unseen_segment(segments(), seen, os.fstat(fh.fileno()).st_ino):
-                    fh.close()  # rotated between our listing and the open: read that segment first
-                    fh = None
-                    continue
-            chunk = fh.read(1 << 16)
-            if chunk:
-                buf += chunk
-                *complete, buf = buf.split(b"\n")
-                for raw in complete:
-                    if raw.strip():
-                        yield raw + b"\n"
-                continue
-            try:  # at EOF: has the file been rotated away (a new inode at ``path``)?
-                rotated = os.stat(path).st_ino != os.fstat(fh.fileno()).st_ino
-            except FileNotFoundError:
-                rotated = False  # renamed, the new one not created yet
-            if rotated:
-                rest = fh.read()
-                if rest:  # written between our last read and the rotation
-                    buf += rest
-                    continue
-                seen.add(os.fstat(fh.fileno()).st_ino)
-                fh.close()
-                fh = None
-                continue
-            stop.wait(poll_s)
-    finally:
-        if fh is not None:
-            fh.close()
-
-
-def _unseen_segment(segs: list[Path], seen: set[int], active: int) -> bool:
-    for seg in segs:
-        try:
-            ino = os.stat(seg).st_ino
-        except FileNotFoundError:
-            continue
-        if ino not in seen and ino != active:
-            return True
-    return False
 
 
 def read_events(path: str | Path, report: ReadReport | None = None, *, follow: bool = False,
@@ -235,12 +124,8 @@ def read_events(path: str | Path, report: ReadReport | None = None, *, follow: b
     followed) by :mod:`streamwatch.events.remote`. ``poll_s``: seconds between looks for new
     data when following (default 0.2 s locally, 1 s on an object store). Raises :class:`EventSourceError` for an
     unreadable or unrecognised ``path``."""
-    from streamwatch.events.segments import is_url, local_path
-
     report = report if report is not None else ReadReport()
     if is_url(path):
-        from streamwatch.events.remote import read_remote_events
-
         return read_remote_events(str(path), report, follow=follow, stop=stop, poll_s=poll_s)
     path = local_path(path)
     poll_s = 0.2 if poll_s is None else poll_s
@@ -256,8 +141,6 @@ def read_events(path: str | Path, report: ReadReport | None = None, *, follow: b
         raise
     if fmt == "recording":
         return read_recording(path, report, follow=follow, stop=stop, poll_s=poll_s)
-    from streamwatch.events.eventlog import read_event_log
-
     return read_event_log(path, report, follow=follow, stop=stop, poll_s=poll_s)
 
 

@@ -21,8 +21,9 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from streamwatch.events.reader import EventSourceError, ReadReport, _lines
+from streamwatch.events.eventlog import read_event_log
 from streamwatch.events.segments import list_segments, open_fs
+from streamwatch.events.source import EventSourceError, ReadReport, recording_lines
 
 REMOTE_POLL_S = 1.0  # listing an object store costs a request: poll once a second by default
 
@@ -110,7 +111,7 @@ def read_remote_recording(url: str, report: ReadReport | None = None, *, follow:
             seen.add(n)
             data = _cat(fs, seg)
             if data is not None:
-                yield from _lines(io.BytesIO(data), report, posixpath.basename(seg))
+                yield from recording_lines(io.BytesIO(data), report, posixpath.basename(seg))
             if stop.is_set():
                 return
         if not whole_read:
@@ -119,7 +120,7 @@ def read_remote_recording(url: str, report: ReadReport | None = None, *, follow:
             if info is not None and info.get("type") != "directory":
                 data = _cat(fs, inner)
                 if data is not None:
-                    yield from _lines(io.BytesIO(data), report, posixpath.basename(inner))
+                    yield from recording_lines(io.BytesIO(data), report, posixpath.basename(inner))
             elif not segments and not follow:
                 raise EventSourceError(f"{url}: no such object (and no {posixpath.basename(inner)}.N segments)")
         if not follow or stop.wait(poll_s):
@@ -131,8 +132,6 @@ def read_remote_event_log(url: str, report: ReadReport | None = None,
     """Events of a Spark event log at ``url`` (a file or a rolling ``eventlog_v2_*`` folder),
     copied to a temporary folder first (removed afterwards). Raises
     :class:`EventSourceError` when it cannot be copied."""
-    from streamwatch.events.eventlog import read_event_log
-
     report = report if report is not None else ReadReport()
     fs, inner = _fs(url, storage_options)
     tmp = Path(tempfile.mkdtemp(prefix="streamwatch-eventlog-"))

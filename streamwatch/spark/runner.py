@@ -8,17 +8,20 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.runtime import QueryPlan, RunPlan
 from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace
 from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
 
 
-class QueryRejected(ValueError):
+class QueryRejected(StreamwatchError, ValueError):
     """Spark refused to start a layer's query (an invalid query shape for its output mode or
     trigger: append on an aggregation without watermark, sorting a stream, an output mode
     the sink does not support, continuous on a file source …). ``str()`` is one line:
     ``<query name>: <Spark's message>``; ``condition`` is Spark's error condition when known
     (e.g. ``STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION``)."""
+
+    exit_code = ExitCode.ERRORS
 
     def __init__(self, message: str, condition: str | None = None) -> None:
         super().__init__(message)

@@ -17,15 +17,19 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Literal, Mapping
 
+from streamwatch.errors import ExitCode, StreamwatchError
+
 ENV_FORMAT = "STREAMWATCH_TABLE_FORMAT"
 ENV_JARS = "STREAMWATCH_DELTA_JARS"
 MAVEN = "https://repo1.maven.org/maven2"
 SCALA = "2.13"
 
 
-class TableFormatError(RuntimeError):
+class TableFormatError(StreamwatchError, RuntimeError):
     """The forced table format cannot be honoured (e.g. ``delta`` without loadable jars),
     or ``STREAMWATCH_TABLE_FORMAT`` holds an unknown value."""
+
+    exit_code = ExitCode.ERRORS
 
 
 @dataclass(frozen=True, slots=True)

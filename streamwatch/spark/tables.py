@@ -22,53 +22,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
+from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, trigger_kwargs, trigger_note
+
+__all__ = ["ONCE_NOTE", "TRIGGERS_HELP", "Tables", "check_continuous", "trigger_kwargs", "trigger_note"]
+
 TableFormat = Literal["delta", "parquet"]
 Sink = Literal["table", "memory"]
-
-TRIGGERS_HELP = "default, availableNow, once, processingTime=<interval> or continuous=<interval>"
-ONCE_NOTE = (
-    "trigger 'once' is deprecated since Spark 3.4: availableNow replaces it (it processes the "
-    "same data, split into micro-batches that honour maxFilesPerTrigger)"
-)
-
-
-def _interval(text: str) -> str:
-    """``2s`` → ``2 seconds``, ``500ms`` → ``500 milliseconds``; other text unchanged."""
-    interval = text.strip()
-    units = {"ms": "milliseconds", "s": "seconds", "m": "minutes"}
-    for short, long in units.items():
-        if interval.endswith(short) and interval[: -len(short)].strip().isdigit():
-            return f"{interval[:-len(short)].strip()} {long}"
-    return interval
-
-
-def trigger_kwargs(spec: str) -> dict[str, object]:
-    """Map a trigger spec to ``DataStreamWriter.trigger`` keyword arguments.
-
-    ``default`` → {} (micro-batches back to back); ``availableNow``; ``once`` (deprecated,
-    see :func:`trigger_note`); ``processingTime=2 seconds`` (or ``2s``, ``500ms``);
-    ``continuous=1s`` (checkpoint interval of continuous processing; most sources and sinks
-    reject it, see :func:`check_continuous`). Raises ``ValueError`` otherwise.
-    """
-    s = spec.strip()
-    if s in ("", "default"):
-        return {}
-    if s.lower() == "availablenow":
-        return {"availableNow": True}
-    if s.lower() == "once":
-        return {"once": True}
-    key, _, value = s.partition("=")
-    if key.strip().lower() == "processingtime" and value.strip():
-        return {"processingTime": _interval(value)}
-    if key.strip().lower() == "continuous" and value.strip():
-        return {"continuous": _interval(value)}
-    raise ValueError(f"unknown trigger {spec!r}: use {TRIGGERS_HELP}")
-
-
-def trigger_note(spec: str) -> str | None:
-    """A one-line note to show for an accepted but discouraged trigger (``once``), else None."""
-    return ONCE_NOTE if spec.strip().lower() == "once" else None
-
 
 # Sources and sinks of Spark 4.x that run under Trigger.Continuous (ContinuousExecution):
 # sources implementing ContinuousStream, sinks supporting STREAMING_WRITE in continuous mode.

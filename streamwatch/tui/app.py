@@ -25,10 +25,10 @@ from textual.widgets import DataTable, TabbedContent
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
-from streamwatch.backends.base import Backend, Control
 from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
@@ -37,7 +37,6 @@ from streamwatch.tui.messages import CheckpointsRead, ControlDone, ResultsRead, 
 from streamwatch.tui.screen import DashboardScreen
 from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
 from streamwatch.tui.views.feeds import ResultsView, event_line
-
 
 
 class StreamwatchApp(App[None]):

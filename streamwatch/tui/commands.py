@@ -4,14 +4,15 @@ and completion. Pure parsing here; :mod:`streamwatch.tui.control` runs the parse
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Callable
 
 from textual.binding import Binding
 from textual.suggester import Suggester
 
+from streamwatch.analysis.triggers import TriggerError, parse_trigger
 from streamwatch.backends.base import Control
+
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
@@ -125,24 +126,12 @@ class Command:
 
 
 def normalise_trigger(spec: str) -> str:
-    """``5s``/``500 ms``/``2 seconds`` → ``processingTime=…``; ``default``, ``once``,
-    ``availableNow`` and ``processingTime=…`` pass through. Raises :class:`CommandError`."""
-    s = spec.strip()
-    low = s.lower()
-    if low in ("default", "once"):
-        return low
-    if low == "availablenow":
-        return "availableNow"
-    if low.startswith("processingtime="):
-        s = s.split("=", 1)[1].strip()
-    if re.fullmatch(r"\d+\s*(ms|s|m|milliseconds?|seconds?|minutes?)", s, re.I):
-        m = re.fullmatch(r"(\d+)\s*([a-z]+)", s, re.I)
-        assert m
-        n, unit = m.group(1), m.group(2).lower()
-        short = {"milliseconds": "ms", "millisecond": "ms", "seconds": "s", "second": "s",
-                 "minutes": "m", "minute": "m"}.get(unit, unit)
-        return f"processingTime={n}{short}"
-    raise CommandError(f"bad trigger {spec!r}: use e.g. 5s, 500ms, default, availableNow, once")
+    """The canonical spec of ``spec`` (``5s`` → ``processingTime=5s``), in the one trigger
+    grammar of :mod:`streamwatch.analysis.triggers`. Raises :class:`CommandError`."""
+    try:
+        return parse_trigger(spec).spec
+    except TriggerError:
+        raise CommandError(f"bad trigger {spec!r}: use e.g. 5s, 500ms, default, availableNow, once") from None
 
 
 def parse(line: str, queries: list[str], sources: list[str] | None = None) -> Command:

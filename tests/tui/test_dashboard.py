@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from conftest import NAMES, settle, wait_for
+
 from streamwatch.backends.base import Control
 from streamwatch.model.events import QueryProgress
 from streamwatch.model.landing import LandedFile

@@ -7,9 +7,9 @@ import asyncio
 import threading
 import time
 
+from streamwatch.backends.replay import ReplayBackend
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
-from streamwatch.backends.replay import ReplayBackend
 
 
 def _ts(s: float) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
+from conftest import settle, wait_for
 from textual.widget import Widget
 
-from conftest import settle, wait_for
 from streamwatch.model.events import QueryProgress
 from streamwatch.tui.messages import ControlDone
 

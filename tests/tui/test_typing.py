@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from textual import events
-
 from conftest import settle, wait_for
+from textual import events
 
 CHARS = {":": "colon", "/": "slash", " ": "space", "=": "equals_sign"}
 

@@ -10,9 +10,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
-from streamwatch.tui.charts import SeriesChart, StackedBars
 from streamwatch.analysis.board import OPERATIONS
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.tui.charts import SeriesChart, StackedBars
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
