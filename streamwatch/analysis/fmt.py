@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from streamwatch.model.runtime import RecordedSession, SessionInfo
+from streamwatch.model.timefmt import utc_text
 
 
 def rate(v: float | None) -> str:
@@ -28,17 +27,12 @@ def size(n: int) -> str:
 
 def clock(ms: int | None, millis: bool = False) -> str:
     """Epoch ms → ``HH:MM:SS`` (UTC), ``-`` for None."""
-    if ms is None:
-        return "-"
-    t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return t.strftime("%H:%M:%S") + (f".{t.microsecond // 1000:03d}" if millis else "")
+    return utc_text(ms, "%H:%M:%S", millis) or "-"
 
 
 def stamp(ms: int | None) -> str:
     """Epoch ms → ``YYYY-MM-DD HH:MM:SS`` (UTC), ``-`` for None."""
-    if ms is None:
-        return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return utc_text(ms) or "-"
 
 
 def iso(ts: str | None) -> str:
@@ -61,10 +55,6 @@ def duration(ms: int | None) -> str:
         return f"{int(s // 60)}m{int(s % 60):02d}s"
     return f"{int(s // 3600)}h{int(s % 3600 // 60):02d}m"
 
-
-def first_line(text: str | None, limit: int = 200) -> str:
-    lines = (text or "").strip().splitlines()
-    return (lines[0] if lines else "")[:limit]
 
 
 def session_line(info: SessionInfo | RecordedSession | None, replay: bool = False) -> str:

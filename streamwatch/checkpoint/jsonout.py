@@ -9,9 +9,9 @@ are replaced by ``*********``.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from typing import Any
 
+from streamwatch.model.timefmt import utc_text
 from streamwatch.model.checkpoint import BatchRow, Checkpoint, SourceOffset
 from streamwatch.model.findings import worst_severity
 
@@ -27,12 +27,8 @@ def redact(conf: dict[str, str]) -> dict[str, str]:
 def iso(ms: int | None) -> str | None:
     """Epoch ms → ``2024-01-02T03:04:05.678Z`` (None stays None, and so does a value outside
     the years 1–9999, e.g. a corrupted watermark)."""
-    if ms is None:
-        return None
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    except (OverflowError, ValueError, OSError):
-        return None
+    text = utc_text(ms, "%Y-%m-%dT%H:%M:%S", millis=True)
+    return None if text is None else text + "Z"
 
 
 def _offset(sid: str, p: SourceOffset | None, raw: str | None) -> dict[str, Any]:

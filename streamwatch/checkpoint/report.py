@@ -5,12 +5,12 @@ Imported only by the CLI; the reader itself never imports rich.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from streamwatch.model.timefmt import utc_text
 from streamwatch.checkpoint.jsonout import redact
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
 
@@ -29,10 +29,7 @@ def _fmt(ms: int | None, pattern: str) -> str:
     """Epoch ms as UTC text; ``-`` for None, the raw number when outside the years 1–9999."""
     if ms is None:
         return "-"
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime(pattern)
-    except (OverflowError, ValueError, OSError):
-        return f"{ms} ms (out of range)"
+    return utc_text(ms, pattern) or f"{ms} ms (out of range)"
 
 
 def _n(v) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from streamwatch.model.timefmt import utc_text
+from streamwatch.errors import one_line
 from streamwatch.errors import ExitCode
 
 EPILOG = """\b
@@ -22,7 +23,7 @@ streamwatch recordings. Exit codes: 0 read, 1 unreadable or unrecognised input.
 
 
 def _when(ms: int | None) -> str:
-    return "-" if ms is None else datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return utc_text(ms) or "-"
 
 
 @click.command("events", epilog=EPILOG)
@@ -87,4 +88,4 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
                + (f", {summary.unsupported} unsupported" if summary.unsupported else ""))
     for q in summary.queries.values():
         if q.last_exception:
-            click.echo(f"{q.name or q.id}: failed: {q.last_exception.splitlines()[0][:200]}")
+            click.echo(f"{q.name or q.id}: failed: {one_line(q.last_exception)}")

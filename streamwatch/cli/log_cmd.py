@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import one_line
 from streamwatch.errors import ExitCode
 from streamwatch.cli.options import check_run_options, run_options
 
@@ -109,7 +110,7 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
         say("interrupted while Spark was starting")
         return ExitCode.OK
     except (TableFormatError, Exception) as e:  # noqa: BLE001 - one line, never a traceback
-        say(f"Spark could not start: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+        say(f"Spark could not start: {one_line(e, 1000)}")
         return ExitCode.ERRORS
     # after the SparkContext exists: pyspark installs its own SIGINT handler (cancel jobs +
     # KeyboardInterrupt); ours stops the queries gracefully instead.
@@ -173,7 +174,7 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             for sink in sinks:
                 sink(obj)
             if isinstance(obj, QueryTerminated) and obj.failed:
-                failed.append(obj.exception.splitlines()[0] if obj.exception else "")
+                failed.append(one_line(obj.exception, 1000))
                 say(f"query {obj.id} failed: {failed[-1][:300]}")
         elif isinstance(obj, RuntimeNotice):
             say(obj.message)
@@ -190,7 +191,7 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
         try:
             backend.start(emit)
         except Exception as e:  # noqa: BLE001
-            say(f"could not start the queries: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+            say(f"could not start the queries: {one_line(e, 1000)}")
             code = ExitCode.ERRORS
         deadline = None if duration is None else time.monotonic() + duration
         while code == ExitCode.OK and not stop.wait(0.2):

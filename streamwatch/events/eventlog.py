@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from streamwatch.errors import one_line
 from streamwatch.events.codecs import UnsupportedCodec, codec_for, open_decompressed
 from streamwatch.events.jsonl import RecordingHeader
 from streamwatch.events.redact import redact_pairs
@@ -180,7 +181,7 @@ def read_event_log(path: str | Path, report: ReadReport | None = None, *, follow
         try:
             obj = parse_line(raw, n)
         except ValueError as e:
-            report.problem(f"{name}:{n}: {str(e).splitlines()[0][:200]}")
+            report.problem(f"{name}:{n}: {one_line(e)}")
             continue
         if obj is None:
             continue

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
+from streamwatch.errors import one_line
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.events.jsonl import RecordingHeader, decode
 
@@ -57,7 +58,7 @@ def decoded_line(raw: bytes, report: ReadReport, where: str) -> Iterator[Any]:
     try:
         obj = decode(raw)
     except ValueError as e:
-        report.problem(f"{where}: {str(e).splitlines()[0]}")
+        report.problem(f"{where}: {one_line(e, 1000)}")
         return
     if obj is None:
         report.unknown += 1

@@ -26,6 +26,7 @@ from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.backends.base import Backend, Control
+from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
@@ -154,7 +155,7 @@ class StreamwatchApp(App[None]):
         try:
             self.backend.start(self.emit)
         except Exception as e:  # shown, never a crash of the dashboard
-            self.emit(RuntimeNotice("error", f"could not start: {fmt.first_line(str(e)) or type(e).__name__}"))
+            self.emit(RuntimeNotice("error", f"could not start: {one_line(e)}"))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="checkpoints")
     def scan_checkpoints(self) -> None:
@@ -170,7 +171,7 @@ class StreamwatchApp(App[None]):
                 cps[q.query_name] = cp
                 timelines[q.query_name] = timeline_of(cp)
             except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
-                errors[q.query_name] = fmt.first_line(str(e).split(": ")[-1]) or type(e).__name__
+                errors[q.query_name] = one_line(str(e).split(": ")[-1]) or type(e).__name__
         self.post_message(CheckpointsRead(cps, errors, timelines))
 
     def on_wake(self, _: Wake) -> None:
@@ -228,7 +229,7 @@ class StreamwatchApp(App[None]):
                 if row.name == m.selected and isinstance(obj, QueryProgress):
                     self._results_due = True
                 if row.status == "failed" and getattr(obj, "exception", None):
-                    msg = f"{row.name} failed in batch {row.failed_batch_id}: {fmt.first_line(row.exception)}"
+                    msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
                     self.set_status(msg, "error")
                     self.notify(msg, severity="error", timeout=10)
         elif isinstance(obj, LandedFile):
@@ -270,7 +271,7 @@ class StreamwatchApp(App[None]):
             columns, rows = self.backend.read_results(name, 100)
             self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows]))
         except Exception as e:
-            self.post_message(ResultsRead(name, [], [], fmt.first_line(str(e)) or type(e).__name__))
+            self.post_message(ResultsRead(name, [], [], one_line(e)))
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)

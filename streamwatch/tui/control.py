@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable
 
-from streamwatch.analysis import fmt
 from streamwatch.backends.base import Control
+from streamwatch.errors import one_line
 from streamwatch.tui.commands import COMMANDS, TABS, Command, CommandError, parse
 from streamwatch.tui.messages import ControlDone
 
@@ -102,4 +102,4 @@ class Controls:
             text = work()
             self.app.post_message(ControlDone(action, True, f"{text} in {time.monotonic() - t0:.1f} s"))
         except Exception as e:  # shown, never a crash
-            self.app.post_message(ControlDone(action, False, f"{what} failed: {fmt.first_line(str(e)) or type(e).__name__}"))
+            self.app.post_message(ControlDone(action, False, f"{what} failed: {one_line(e)}"))

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import backlog
+from streamwatch.errors import one_line
 from streamwatch.model.events import (
     Event,
     QueryIdle,
@@ -46,7 +47,7 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
     if isinstance(obj, QueryIdle):
         return fmt.clock(obj.timestamp_ms, millis=True), "idle", query, "no new data"
     if isinstance(obj, QueryTerminated):
-        what = f"failed: {fmt.first_line(obj.exception)}" if obj.failed else "stopped"
+        what = f"failed: {one_line(obj.exception)}" if obj.failed else "stopped"
         return fmt.clock(obj.timestamp_ms, millis=True), "terminated", query, what
     if isinstance(obj, Event):
         return fmt.clock(obj.timestamp_ms, millis=True), obj.kind, query, ""
