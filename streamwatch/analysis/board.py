@@ -27,8 +27,9 @@ DEFAULT_HISTORY = 10_000
 class Sample(NamedTuple):
     """One progress update, compact: ``timestamp_ms`` (epoch ms), rates in rows/s (None when
     Spark reported NaN), ``batch_duration_ms``, ``durations`` (ms, one per :data:`OPERATIONS`),
-    ``watermark_gap_ms`` (eventTime.max − watermark, ms; None without a watermark) and the
-    batch's input/output row counts (-1 output when the sink cannot count)."""
+    ``watermark_gap_ms`` (eventTime.max − watermark, ms; None without a watermark), the
+    batch's input/output row counts (-1 output when the sink cannot count) and the state
+    operators' total rows and memory (bytes; None without state)."""
 
     batch_id: int
     timestamp_ms: int | None
@@ -39,6 +40,8 @@ class Sample(NamedTuple):
     watermark_gap_ms: int | None
     num_input_rows: int
     num_output_rows: int
+    state_rows: int | None = None
+    state_memory_bytes: int | None = None
 
 
 def sample_of(p: QueryProgress) -> Sample:
@@ -48,8 +51,9 @@ def sample_of(p: QueryProgress) -> Sample:
     gap = None
     wm = p.watermark_ms
     mx = iso_to_epoch_ms(p.event_time.get("max"))
-    if wm is not None and mx is not None:
+    if wm and mx is not None:  # a watermark of 0 means none yet: no gap to show
         gap = mx - wm
+    ops = p.state_operators
     return Sample(
         p.batch_id,
         p.timestamp_ms,
@@ -60,6 +64,8 @@ def sample_of(p: QueryProgress) -> Sample:
         gap,
         p.num_input_rows,
         p.num_output_rows,
+        sum(o.num_rows_total for o in ops) if ops else None,
+        sum(o.memory_used_bytes for o in ops) if ops else None,
     )
 
 

@@ -57,8 +57,9 @@ def test_enter_opens_detail_with_charts_operators_and_failure(make_app):
         assert [s[0] for s in rates.series] == ["input", "processed"]
         assert len(rates.series[0][1]) == 20
         assert len(app.query_one("#chart-durations").rows) == 20
-        gaps = [g for g in app.query_one("#chart-wm").series[0][1] if g is not None]
+        gaps = app.query_one("#chart-wm").values("gap")
         assert gaps and min(gaps) >= 95 * 60
+        assert max(gaps) < 24 * 3600, "a batch without a watermark (0) must not count as a gap since 1970"
         ops = app.query_one("#operators")
         assert cell(app, "#operators", "0", "operator") == "stateStoreSave"
         assert ops.display
@@ -358,3 +359,15 @@ def test_a_frame_due_after_the_app_exited_draws_nothing_and_does_not_raise(make_
     run(app, scenario)
     assert not app.screen_stack
     app._frame()  # raised ScreenStackError before the guard
+
+
+def test_a_batch_without_a_watermark_has_no_watermark_gap():
+    """Spark reports watermark 1970-01-01 (0) until the first watermark: no gap of 56 years."""
+    from conftest import load_recording
+    from streamwatch.analysis.board import sample_of
+
+    p = next(o for o in load_recording() if isinstance(o, QueryProgress) and o.event_time.get("watermark"))
+    assert sample_of(p).watermark_gap_ms is not None
+    d = p.to_dict()
+    d["eventTime"] = {**d["eventTime"], "watermark": "1970-01-01T00:00:00.000Z"}
+    assert sample_of(QueryProgress.from_dict(d)).watermark_gap_ms is None
