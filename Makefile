@@ -18,8 +18,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 run: $(STAMP)
 	$(BIN)/streamwatch run --pipeline flights $(RUN_ARGS)
 
-## test: the whole test suite (unit, Spark, TUI, CLI)
+## test: lint (ruff), layer contracts (import-linter), types (mypy), then the whole test suite
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## bench: benchmarks that print ratios against a named alternative

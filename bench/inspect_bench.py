@@ -16,7 +16,6 @@ than the JVM route, timeline ≤ 1 s.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import gc
 import os
-import statistics
 import sys
 import threading
 import time
@@ -22,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from streamwatch.analysis.board import QueryBoard  # noqa: E402
 from streamwatch.model.events import QueryProgress  # noqa: E402
 from streamwatch.model.runtime import QueryPlan, RunPlan  # noqa: E402
-from streamwatch.analysis.board import QueryBoard  # noqa: E402
 
 QUERIES = [f"q{i:02d}" for i in range(20)]
 

@@ -144,10 +144,11 @@ def unchanged():
 def flights_run(spark, tmp_path_factory):
     """The flights pipeline run once with ``availableNow`` over 12 landed files (3 days of
     NYC departures, ~2,700 rows) and 12 files of hourly weather. Returns (runner, workspace)."""
-    from sample_pipelines.flights.factory import FlightsFactory
-    from sample_pipelines.flights.weather import WeatherFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.flights.factory import FlightsFactory
+    from sample_pipelines.flights.weather import WeatherFactory
 
     ws = Workspace(tmp_path_factory.mktemp("flights-ws"))
     pipeline = get_pipeline("flights")

@@ -19,7 +19,7 @@ The memory sink lives in the Spark session: it is rebuilt from the checkpoint on
 
 from __future__ import annotations
 
-from streamwatch.pipeline import Layer, LayerContext, LandingSource, Pipeline
+from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
 from sample_pipelines.events.factory import EventsFactory

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from streamwatch.pipeline import Layer, LayerContext, LandingSource, Pipeline
+from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
 from sample_pipelines.flights.factory import FlightsFactory
@@ -28,9 +28,7 @@ MAX_FILES_PER_TRIGGER = 10
 
 
 def flights_schema():
-    from pyspark.sql.types import (
-        DoubleType, IntegerType, LongType, StringType, StructField, StructType,
-    )
+    from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
     ints = ["year", "month", "day"]
     dbl = ["dep_time"]

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from streamwatch.pipeline import Layer, LayerContext, LandingSource, Pipeline
+from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
 from sample_pipelines.orders.factory import OrdersFactory
@@ -27,9 +27,7 @@ MAX_FILES_PER_TRIGGER = 5
 
 
 def orders_schema():
-    from pyspark.sql.types import (
-        ArrayType, DoubleType, IntegerType, StringType, StructField, StructType, TimestampType,
-    )
+    from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType, TimestampType
 
     s = StringType()
     address = StructType([StructField("city", s), StructField("postal_code", s), StructField("country", s)])

@@ -11,13 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from streamwatch.model.events import (
-    Event,
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-)
+from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
 OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")

@@ -13,21 +13,10 @@ from typing import Any, Callable, Mapping
 
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
-from streamwatch.analysis.journeys import (
-    Consumed,
-    Journey,
-    backlog,
-    consumed_files,
-    journeys,
-)
+from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
 from streamwatch.analysis.triggers import trigger_interval_ms
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import (
-    RecordedSession,
-    RunPlan,
-    RuntimeNotice,
-    SessionInfo,
-)
+from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
 
 EventLine = tuple[str, str, str, str]
 

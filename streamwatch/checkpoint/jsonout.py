@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from streamwatch.model.timefmt import utc_text
 from streamwatch.model.checkpoint import BatchRow, Checkpoint, SourceOffset
 from streamwatch.model.findings import worst_severity
+from streamwatch.model.timefmt import utc_text
 
 SCHEMA = "streamwatch.inspect/1"
 _SECRET = re.compile(r"(?i)secret|password|token|access[.]?key")

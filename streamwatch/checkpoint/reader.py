@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import posixpath
 
-from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
 from streamwatch.checkpoint.state import read_state
-from streamwatch.model.checkpoint import Checkpoint, CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
+from streamwatch.errors import ExitCode, StreamwatchError
+from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
 #: Batches parsed by a summary read (Spark keeps spark.sql.streaming.minBatchesToRetain=100).

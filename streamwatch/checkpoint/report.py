@@ -5,14 +5,13 @@ Imported only by the CLI; the reader itself never imports rich.
 
 from __future__ import annotations
 
-
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from streamwatch.model.timefmt import utc_text
 from streamwatch.checkpoint.jsonout import redact
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.model.timefmt import utc_text
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -11,8 +11,8 @@ from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
 from streamwatch.cli.land_cmd import land
-from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.log_cmd import log
+from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
 from streamwatch.cli.watch_cmd import watch

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import platform
-from importlib import metadata
-
 import sys
+from importlib import metadata
 
 import click
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import click
 
+from streamwatch.errors import ExitCode, one_line
 from streamwatch.model.timefmt import utc_text
-from streamwatch.errors import one_line
-from streamwatch.errors import ExitCode
 
 EPILOG = """\b
 Examples:

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import click
 
-from streamwatch.errors import one_line
-from streamwatch.errors import ExitCode
 from streamwatch.cli.options import check_run_options, run_options
-
+from streamwatch.errors import ExitCode, one_line
 
 EPILOG = """\b
 Examples:

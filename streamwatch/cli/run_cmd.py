@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from streamwatch.errors import ExitCode
 from streamwatch.cli.options import check_run_options, run_options
+from streamwatch.errors import ExitCode
 
 
 @click.command()

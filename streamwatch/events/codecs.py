@@ -133,7 +133,7 @@ def open_decompressed(path: Path) -> IO[bytes]:
     if codec == "gzip":
         return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
     if codec == "zstd":
-        import zstandard
+        import zstandard  # noqa: F401 - fail here, not mid-read, when the codec is missing
 
         return io.BufferedReader(_Chunks(_zstd_frames(fh), fh), buffer_size=1 << 16)
     return io.BufferedReader(_Chunks(_lz4_blocks(fh), fh), buffer_size=1 << 16)

@@ -18,13 +18,7 @@ from streamwatch.events.eventlog import read_event_log
 from streamwatch.events.jsonl import rotated_segments
 from streamwatch.events.remote import read_remote_events
 from streamwatch.events.segments import is_url, local_path
-from streamwatch.events.source import (
-    EventSourceError,
-    ReadReport,
-    decoded_line,
-    recording_lines,
-    tail_lines,
-)
+from streamwatch.events.source import EventSourceError, ReadReport, decoded_line, recording_lines, tail_lines
 
 __all__ = ["DETECT_LINES", "EventSourceError", "ReadReport", "detect_format", "read_events", "read_recording"]
 

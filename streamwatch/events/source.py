@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
-from streamwatch.errors import one_line
-from streamwatch.errors import ExitCode, StreamwatchError
+from streamwatch.errors import ExitCode, StreamwatchError, one_line
 from streamwatch.events.jsonl import RecordingHeader, decode
 
 

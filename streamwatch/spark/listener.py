@@ -26,23 +26,11 @@ import time
 from typing import Any, Callable
 
 from pyspark.sql.streaming import StreamingQueryListener
-from pyspark.sql.streaming.listener import (
-    QueryIdleEvent,
-    QueryProgressEvent,
-    QueryStartedEvent,
-    QueryTerminatedEvent,
-)
+from pyspark.sql.streaming.listener import QueryIdleEvent, QueryProgressEvent, QueryStartedEvent, QueryTerminatedEvent
 
 from streamwatch.events.bus import EventBus
 from streamwatch.events.eventlog import parse_line
-from streamwatch.model.events import (
-    Event,
-    ListenerStats,
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-)
+from streamwatch.model.events import Event, ListenerStats, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 
 
 def _s(value: Any) -> str | None:

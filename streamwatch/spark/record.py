@@ -23,9 +23,9 @@ from pyspark.sql import SparkSession
 
 from streamwatch.events.bus import EventBus
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
-from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.events.redact import redact_conf
 from streamwatch.events.runs import RunTracker
+from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.model.events import ListenerStats
 from streamwatch.spark.listener import PublishingListener
 

@@ -25,7 +25,6 @@ from pyspark.sql import SparkSession
 from streamwatch.model.runtime import SessionInfo
 from streamwatch.spark.tableformat import TableFormatDecision, decide_table_format
 
-
 MASTER_ENV = "STREAMWATCH_MASTER"
 DEFAULT_MASTER = "local[*]"
 

@@ -30,9 +30,10 @@ STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 
 
 def _land(root: Path, files: int) -> None:
+    from streamwatch.pipeline import Workspace
+
     from sample_pipelines.flights.factory import FlightsFactory
     from sample_pipelines.flights.weather import WeatherFactory
-    from streamwatch.pipeline import Workspace
 
     ws = Workspace(root)
     assert len(FlightsFactory(ws.landing("flights", "flights")).land(files)) == files

@@ -18,7 +18,6 @@ import os
 import time
 
 import pytest
-
 from fuzzprofiles import PROFILE  # noqa: E402  (registers the profiles)
 
 

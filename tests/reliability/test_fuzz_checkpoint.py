@@ -25,13 +25,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import cpmutate
 import pytest
 from click.testing import CliRunner
+from fuzzprofiles import fuzz_settings
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-import cpmutate
-from fuzzprofiles import fuzz_settings
 from streamwatch.checkpoint import CheckpointError, batch_timeline, read_checkpoint
 from streamwatch.cli import main
 

@@ -26,14 +26,14 @@ import threading
 import time
 from pathlib import Path
 
+import evmutate
 import orjson
 import pytest
 from click.testing import CliRunner
+from fuzzprofiles import fuzz_settings
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-import evmutate
-from fuzzprofiles import fuzz_settings
 from streamwatch.cli import main
 from streamwatch.events import EventSourceError, JsonlRecorder, ReadReport, read_events
 from streamwatch.events.jsonl import decode, rotated_segments

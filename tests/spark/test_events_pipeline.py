@@ -27,9 +27,10 @@ def _sorted(df):
 
 
 def test_prefix_integrity_and_gold_equals_batch(spark, tmp_path):
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = Workspace(tmp_path)
     factory = EventsFactory(ws.landing("events", "events"), bad_ratio=0.03)

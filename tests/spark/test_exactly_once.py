@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from sample_pipelines.flights import flights_schema, gold_aggregate, silver_transform
 from streamwatch.pipeline import get_pipeline
+
+from sample_pipelines.flights import flights_schema, gold_aggregate, silver_transform
 from sample_pipelines.flights.weather import enrich, weather_schema
 
 pytestmark = pytest.mark.spark
@@ -68,8 +69,9 @@ def _multiset_equal(a, b) -> bool:
 def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    from sample_pipelines.common import good_rows, with_corrupt_column
     from streamwatch.spark.tables import Tables
+
+    from sample_pipelines.common import good_rows, with_corrupt_column
 
     root = tmp_path
     ck = root / "checkpoints" / "flights"

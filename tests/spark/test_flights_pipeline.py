@@ -92,9 +92,10 @@ def test_late_rows_are_dropped_by_the_watermark(spark, tmp_path):
 
     from pyspark.sql import functions as F
 
-    from sample_pipelines.flights.factory import FlightsFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.flights.factory import FlightsFactory
 
     flights = get_pipeline("flights")
     pipeline = replace(flights, layers=tuple(flights.layer(n) for n in ("bronze", "silver", "gold")))

@@ -15,9 +15,10 @@ N_FILES = 16
 
 @pytest.fixture(scope="module")
 def orders_run(spark, tmp_path_factory):
-    from sample_pipelines.orders.factory import OrdersFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.orders.factory import OrdersFactory
 
     ws = Workspace(tmp_path_factory.mktemp("orders-ws"))
     landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05, dup_ratio=0.2).land(N_FILES)

@@ -11,12 +11,7 @@ from typing import Any, Callable
 import pytest
 
 from streamwatch.backends.base import Backend, Control
-from streamwatch.model.events import (
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-)
+from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice, SessionInfo
 

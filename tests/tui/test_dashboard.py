@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import NAMES, settle, wait_for
 
 from streamwatch.backends.base import Control
 from streamwatch.model.events import QueryProgress
 from streamwatch.model.landing import LandedFile
 from streamwatch.tui.commands import KEYS
 from streamwatch.tui.help import help_text
+
+from conftest import NAMES, settle, wait_for
 
 
 def run(app, scenario, size=(120, 40)):
@@ -363,8 +364,9 @@ def test_a_frame_due_after_the_app_exited_draws_nothing_and_does_not_raise(make_
 
 def test_a_batch_without_a_watermark_has_no_watermark_gap():
     """Spark reports watermark 1970-01-01 (0) until the first watermark: no gap of 56 years."""
-    from conftest import load_recording
     from streamwatch.analysis.board import sample_of
+
+    from conftest import load_recording
 
     p = next(o for o in load_recording() if isinstance(o, QueryProgress) and o.event_time.get("watermark"))
     assert sample_of(p).watermark_gap_ms is not None

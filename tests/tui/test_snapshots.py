@@ -5,6 +5,7 @@ checkpoint scans. Update with ``pytest tests/tui/test_snapshots.py --snapshot-up
 from __future__ import annotations
 
 import pytest
+
 from conftest import settle, wait_for
 
 SIZES = [(120, 40), (80, 24)]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import settle, wait_for
 from textual.widget import Widget
 
 from streamwatch.model.events import QueryProgress
 from streamwatch.tui.messages import ControlDone
+
+from conftest import settle, wait_for
 
 
 class SlowUnmount(Widget):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import settle, wait_for
 from textual import events
+
+from conftest import settle, wait_for
 
 CHARS = {":": "colon", "/": "slash", " ": "space", "=": "equals_sign"}
 

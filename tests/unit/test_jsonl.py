@@ -8,13 +8,7 @@ import pytest
 
 from streamwatch.events.jsonl import SCHEMA_VERSION, JsonlRecorder, RecordingHeader, rotated_segments
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events, read_recording
-from streamwatch.model.events import (
-    ListenerStats,
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-)
+from streamwatch.model.events import ListenerStats, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from tests.unit.test_events_model import PROGRESS
 
 

@@ -16,13 +16,7 @@ from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import backlog
 from streamwatch.errors import one_line
-from streamwatch.model.events import (
-    Event,
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-)
+from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RuntimeNotice
 from streamwatch.tui.messages import ResultsRead
