@@ -38,6 +38,7 @@ from streamwatch.tui.messages import CheckpointsRead, ControlDone, ResultsRead, 
 from streamwatch.tui.screen import DashboardScreen
 from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
 from streamwatch.tui.views.feeds import ResultsView, event_line
+from streamwatch.tui.views.queries import QueriesView
 
 
 class StreamwatchApp(App[None]):
@@ -217,7 +218,7 @@ class StreamwatchApp(App[None]):
 
     def _tick(self) -> None:
         if not self.paused:
-            self.dashboard.draw(lambda: self.dashboard.view("queries").show(self.model), "the queries view")  # type: ignore[union-attr]
+            self.dashboard.draw(lambda: self.dashboard.query_one(QueriesView).show(self.model), "the queries view")
 
     def _ingest(self, obj: object) -> None:
         m = self.model
@@ -326,6 +327,8 @@ class StreamwatchApp(App[None]):
         plain keys, not line openers."""
         if action in self.LINE_OPENERS:
             return self.screen is self.dashboard and not isinstance(self.focused, CommandLine)
+        if action == "run" and isinstance(self.focused, CommandLine):
+            return False  # a key typed into the line is a character (``:land 5``), not a binding
         return True
 
     def action_command(self, value: str = "") -> None:

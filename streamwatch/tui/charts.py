@@ -1,30 +1,24 @@
-"""The detail tab's charts, drawn by plotext (through textual-plotext) with axes and tick
-values, as the Spark UI's streaming tab draws its timelines:
+"""Two small chart widgets drawn with block characters (no plotting dependency):
 
-* :class:`TimelineChart` — one line per series against a UTC time axis (``HH:MM:SS``), e.g.
-  input vs processed rows/s, watermark gap (s) or state rows and memory;
-* :class:`StackedBars` — one bar per batch id, stacked by operation (``durationMs``: addBatch,
-  getBatch, …, ms), with a legend.
-
-Each chart keeps what it shows (``series``/``rows``) and redraws itself when it changes;
-titles carry the latest value of each series.
+* :class:`SeriesChart` — one sparkline row per series on a shared scale (e.g. input vs
+  processed rows/s), newest value on the right with its number;
+* :class:`StackedBars` — one column per batch, stacked by operation (e.g. ``durationMs``
+  addBatch/getBatch/…), with a legend line.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+from rich.text import Text
 from textual.reactive import reactive
-from textual_plotext import PlotextPlot
+from textual.widget import Widget
 
-from streamwatch.analysis import fmt
-
-#: one series: (label, epoch-ms timestamps, values — None where there is no value, colour)
-Series = tuple[str, list[int | None], list[float | None], str]
+BLOCKS = " ▁▂▃▄▅▆▇█"
+PALETTE = ("dodger_blue2", "orange3", "green3", "magenta", "yellow", "cyan", "red", "white")
 
 
-def short(v: float | None) -> str:
-    """A value for a title: ``1.2M``, ``35k``, ``1,234``, ``3.5``; ``-`` for None."""
+def _fmt(v: float | None) -> str:
     if v is None:
         return "-"
     if abs(v) >= 1_000_000:
@@ -34,73 +28,104 @@ def short(v: float | None) -> str:
     return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
 
-class TimelineChart(PlotextPlot):
-    """Lines against a UTC time axis; points without a timestamp or a value are left out
-    (so batches without a watermark do not flatten the watermark-gap chart)."""
+def sparkline(values: Sequence[float | None], width: int, top: float) -> str:
+    """The last ``width`` values as block characters scaled to ``top`` (None → space)."""
+    vals = list(values)[-width:] if width > 0 else []
+    out = []
+    for v in vals:
+        if v is None or top <= 0:
+            out.append(" ")
+        else:
+            out.append(BLOCKS[max(1 if v > 0 else 0, min(8, round(8 * v / top)))])
+    return "".join(out).rjust(width)
 
-    DEFAULT_CSS = "TimelineChart { height: 12; width: 1fr; }"
-    series: reactive[list[Series]] = reactive(list, always_update=True, init=False)
 
-    def __init__(self, title: str, unit: str = "", right: Sequence[str] = (), **kw: str) -> None:
+class SeriesChart(Widget):
+    """Rows of ``(label, values, style)``; all rows share one scale (their common max).
+    ``unit`` is appended to the scale line (e.g. ``rows/s``, ``s``)."""
+
+    DEFAULT_CSS = "SeriesChart { height: auto; min-height: 2; }"
+    version: reactive[int] = reactive(0, layout=True)
+
+    def __init__(self, title: str, unit: str = "", **kw) -> None:
         super().__init__(**kw)
         self.title = title
         self.unit = unit
-        self.right = tuple(right)  # labels of series drawn against the right-hand axis
+        self.series: list[tuple[str, list[float | None], str]] = []
 
-    def set_series(self, series: list[Series]) -> None:
+    def set_series(self, series: list[tuple[str, list[float | None], str]]) -> None:
         self.series = series
+        self.version += 1
 
-    def values(self, label: str) -> list[float]:
-        """The plotted values of one series (None dropped)."""
-        for name, _, vals, _ in self.series:
-            if name == label:
-                return [v for v in vals if v is not None]
-        return []
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return 1 + max(1, len(self.series))
 
-    def watch_series(self) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.date_form("H:M:S")
-        latest = []
-        for label, times, vals, colour in self.series:
-            pts = [(fmt.clock(t), v) for t, v in zip(times, vals) if t is not None and v is not None]
-            if pts:
-                plt.plot([p[0] for p in pts], [p[1] for p in pts], label=label, color=colour, marker="braille",
-                         yside="right" if label in self.right else "left")
-            latest.append(f"{label} {short(pts[-1][1]) if pts else '-'}")
-        unit = f" ({self.unit})" if self.unit else ""
-        plt.title(f"{self.title}{unit} — last: {', '.join(latest)}")
-        plt.xlabel("time (UTC)")
-        self.refresh()
+    def render(self) -> Text:
+        width = max(10, self.size.width)
+        label_w = max([len(s[0]) for s in self.series] + [6]) + 1
+        width_vals = max(1, width - label_w - 9)
+        window = [v for s in self.series for v in s[1][-width_vals:] if v is not None]
+        top = max(window) if window else 0.0
+        text = Text(f"{self.title}  (max {_fmt(top)} {self.unit})".rstrip(), style="bold")
+        if not self.series:
+            text.append("\n  no data yet", style="dim")
+        for label, values, style in self.series:
+            last = next((v for v in reversed(values) if v is not None), None)
+            text.append("\n" + label.ljust(label_w), style=style)
+            text.append(sparkline(values, width_vals, top), style=style)
+            text.append(" " + _fmt(last).rjust(7))
+        return text
 
 
-class StackedBars(PlotextPlot):
-    """One bar per batch id, its height stacked by ``labels`` (one value per label)."""
+class StackedBars(Widget):
+    """Columns of stacked segments: ``rows`` is one tuple of non-negative numbers per column
+    (oldest first), ``labels`` names each segment; ``bar_height`` lines of bars + a legend."""
 
-    DEFAULT_CSS = "StackedBars { height: 12; width: 1fr; }"
-    rows: reactive[list[tuple[int, ...]]] = reactive(list, always_update=True, init=False)
+    DEFAULT_CSS = "StackedBars { height: auto; }"
+    version: reactive[int] = reactive(0, layout=True)
 
-    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", **kw: str) -> None:
+    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", bar_height: int = 5, **kw) -> None:
         super().__init__(**kw)
         self.title = title
         self.labels = tuple(labels)
         self.unit = unit
-        self.batch_ids: list[int] = []
+        self.bar_height = bar_height
+        self.rows: list[tuple[int, ...]] = []
 
-    def set_rows(self, rows: list[tuple[int, ...]], batch_ids: list[int] | None = None) -> None:
-        self.batch_ids = list(batch_ids) if batch_ids is not None else list(range(len(rows)))
+    def set_rows(self, rows: list[tuple[int, ...]]) -> None:
         self.rows = rows
+        self.version += 1
 
-    def watch_rows(self) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        used = [i for i in range(len(self.labels)) if any(r[i] for r in self.rows)]
-        if self.rows and used:
-            plt.stacked_bar([str(b) for b in self.batch_ids], [[r[i] for r in self.rows] for i in used],
-                            labels=[self.labels[i] for i in used])
-        last = f"{sum(self.rows[-1]):,} {self.unit}" if self.rows else "-"
-        plt.title(f"{self.title} ({self.unit}) — last batch: {last}")
-        plt.xlabel("batch")
-        self.refresh()
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return self.bar_height + 2
+
+    def render(self) -> Text:
+        width = max(10, self.size.width)
+        cols = self.rows[-width:]
+        top = max((sum(r) for r in cols), default=0)
+        text = Text(f"{self.title}  (max {_fmt(top)} {self.unit})", style="bold")
+        h = self.bar_height
+        grid: list[list[tuple[str, str]]] = [[(" ", "")] * len(cols) for _ in range(h)]
+        for x, r in enumerate(cols):
+            total = sum(r)
+            if top <= 0 or total <= 0:
+                continue
+            cells = max(1, round(h * total / top))
+            bounds, acc = [], 0
+            for v in r:
+                acc += v
+                bounds.append(acc / total)
+            for level in range(cells):  # level 0 = bottom
+                mid = (level + 0.5) / cells
+                seg = next((i for i, b in enumerate(bounds) if mid <= b), len(r) - 1)
+                grid[h - 1 - level][x] = ("█", PALETTE[seg % len(PALETTE)])
+        pad = " " * (width - len(cols))
+        for line in grid:
+            text.append("\n" + pad)
+            for ch, style in line:
+                text.append(ch, style=style)
+        text.append("\n")
+        for i, label in enumerate(self.labels):
+            text.append("█", style=PALETTE[i % len(PALETTE)])
+            text.append(f"{label} ")
+        return text

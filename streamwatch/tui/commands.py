@@ -69,16 +69,18 @@ class KeyHelp:
     bindings: tuple[Binding, ...] = ()
 
 
-def _run(key: str, line: str, footer: str = "", display: str | None = None) -> Binding:
+def _run(key: str, line: str, footer: str = "", display: str | None = None, priority: bool = False) -> Binding:
     """A key that runs the command ``line`` (shown in the footer as ``footer``)."""
-    return Binding(key, f"run({line!r})", footer or line, show=bool(footer), key_display=display)
+    return Binding(key, f"run({line!r})", footer or line, show=bool(footer), key_display=display, priority=priority)
 
 
 #: every key, in help order. ``:``, ``/`` and ``t`` open the command line: priority bindings,
-#: run the moment the key is read, so keys typed right after them already reach the line.
+#: run the moment the key is read, so keys typed right after them already reach the line. The
+#: tab keys are priority bindings too, so ``5/`` typed fast switches the tab before ``/`` opens
+#: its filter (a normal binding runs only after the focused table has seen the key).
 KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("1 2 3 4 5 6", "tabs: queries, detail, checkpoint, landing, events, results",
-            tuple(_run(str(i + 1), t) for i, t in enumerate(TABS))),
+            tuple(_run(str(i + 1), t, priority=True) for i, t in enumerate(TABS))),
     KeyHelp("enter", "open the selected query's detail / open a checkpoint batch"),
     KeyHelp("↑ ↓ pgup pgdn", "move within a table"),
     KeyHelp("tab", "move focus"),

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from streamwatch.tui.app import StreamwatchApp
 
 STATUS_STYLE = {"error": "bold red", "warning": "yellow"}
+#: the view class drawing each tab from the model (one instance each)
+VIEWS: dict[str, type[QueriesView | DetailView | CheckpointView | LandingView | EventsView]] = {
+    "queries": QueriesView, "detail": DetailView, "checkpoint": CheckpointView, "landing": LandingView,
+    "events": EventsView}
 #: the widget each tab focuses when it is shown
 FOCUS = {"queries": "#query-table", "checkpoint": "#cp-batches", "landing": "#landing-table",
          "events": "#event-table", "results": "#results-table"}
@@ -74,7 +78,7 @@ class DashboardScreen(Screen[None]):
         self.set_interval(1.0, app._tick)
         app.dashboard_mounted()
 
-    def on_prune(self, _: messages.Prune) -> None:
+    async def on_prune(self, _: messages.Prune) -> None:
         """Teardown begins (Textual then stops this screen's timers and removes its widgets):
         from now on nothing draws."""
         self.closing = True
@@ -130,9 +134,13 @@ class DashboardScreen(Screen[None]):
 
     def view(self, tab: str) -> QueriesView | DetailView | CheckpointView | LandingView | EventsView | None:
         """The view drawing ``tab`` from the model (results are drawn from read results)."""
-        ids = {"queries": "#query-table", "detail": "#detail-view", "checkpoint": "#checkpoint-view",
-               "landing": "#landing-view", "events": "#event-table"}
-        return self.query_one(ids[tab]) if tab in ids else None  # type: ignore[return-value]
+        kind = VIEWS.get(tab)
+        return self.query_one(kind) if kind is not None else None
+
+    def filtered_view(self, tab: str) -> QueriesView | CheckpointView | LandingView | EventsView | None:
+        """The view of ``tab`` that a ``/`` filter applies to (its ``needle``)."""
+        v = self.view(tab)
+        return v if isinstance(v, (QueriesView, CheckpointView, LandingView, EventsView)) else None
 
     def draw_frame(self, model: DashboardModel, everything: bool = False) -> None:
         """Show ``model`` in the queries view (the overview, always) and the active tab's view
@@ -147,14 +155,16 @@ class DashboardScreen(Screen[None]):
 
     # -- the command line and the / filter ------------------------------------------------------
     def needle(self, tab: str | None = None) -> str:
-        v = self.view(tab or self.active_tab)
-        return getattr(v, "needle", "") if v is not None else ""
+        v = self.filtered_view(tab or self.active_tab)
+        return v.needle if v is not None else ""
 
     def set_filter(self, text: str, tab: str | None = None) -> None:
         """Filter the (active) tab's view by ``text`` (it redraws itself)."""
-        v = self.view(tab or self.active_tab)
-        if v is not None and hasattr(v, "needle"):
-            self.draw(lambda: setattr(v, "needle", text), "the filter")
+        v = self.filtered_view(tab or self.active_tab)
+        if v is not None:
+            def apply() -> None:
+                v.needle = text
+            self.draw(apply, "the filter")
 
     def open_line(self, mode: str, value: str = "") -> None:
         line = self.query_one("#cmdline", CommandLine)

@@ -64,3 +64,34 @@ def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
         assert not app._main.query_one("#cmdline").display
 
     run(app, scenario)
+
+
+def test_a_tab_key_typed_right_before_slash_filters_that_tab(make_app):
+    """``5/gold`` in one burst: the tab switch must not be overtaken by the ``/`` opener (the
+    events snapshot once showed the queries view filtered and the events unfiltered)."""
+    app = make_app()
+
+    async def scenario(pilot):
+        line = app.query_one("#cmdline")
+        burst(app, "5/gold")
+        await wait_for(pilot, lambda: line.value == "gold", "the filter text")
+        assert app.active_tab == "events" and line.mode == "filter"
+        assert app.dashboard.needle("events") == "gold" and app.dashboard.needle("queries") == ""
+        await pilot.press("enter")
+        table = app.query_one("#event-table")
+        await wait_for(pilot, lambda: table.row_count > 0 and all("gold" in " ".join(map(str, table.get_row_at(i))).lower()
+                                                                 for i in range(table.row_count)), "only gold events")
+
+    run(app, scenario)
+
+
+def test_digits_typed_into_the_command_line_are_characters(make_app):
+    app = make_app()
+
+    async def scenario(pilot):
+        line = app.query_one("#cmdline")
+        burst(app, ":land 5")
+        await wait_for(pilot, lambda: line.value == "land 5", "the whole command in the line")
+        assert app.active_tab == "queries"
+
+    run(app, scenario)

@@ -4,7 +4,6 @@ batch (its offsets and the files it consumed). Read-only, through ``streamwatch.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from rich.text import Text
@@ -16,29 +15,17 @@ from textual.widgets import Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import file_entries
+from streamwatch.checkpoint import batch_timeline
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
 from streamwatch.tui.views.table import SyncTable
 
 BATCH_COLUMNS = ("batch", "offsets", "commit", "state", "sink", "watermark", "planned (UTC)", "finding")
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def timeline_of(cp: Any) -> tuple:
-    """``streamwatch.checkpoint.batch_timeline(cp)`` when the reader provides it, else a
-    timeline built from the offsets and commit logs alone (same field names)."""
-    try:
-        from streamwatch.checkpoint import batch_timeline  # type: ignore[attr-defined]
-    except ImportError:
-        batch_timeline = None
-    if batch_timeline is not None:
-        return tuple(batch_timeline(cp))
-    offsets = {o.batch_id: o for o in cp.offsets}
-    commits = {c.batch_id for c in cp.commits}
-    return tuple(
-        SimpleNamespace(batch_id=b, has_offsets=b in offsets, has_commit=b in commits, state_version=None,
-                        sink_entry=None, watermark_ms=getattr(offsets.get(b), "watermark_ms", None),
-                        timestamp_ms=getattr(offsets.get(b), "timestamp_ms", None))
-        for b in sorted(set(offsets) | commits)
-    )
+def timeline_of(cp: Checkpoint) -> tuple[BatchRow, ...]:
+    """The per-batch timeline of a checkpoint (:func:`streamwatch.checkpoint.batch_timeline`)."""
+    return tuple(batch_timeline(cp))
 
 
 def _mark(v: Any) -> str:

@@ -12,7 +12,7 @@ from textual.widgets import Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import OPERATIONS
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.tui.charts import StackedBars, TimelineChart
+from streamwatch.tui.charts import SeriesChart, StackedBars
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
@@ -26,7 +26,7 @@ class DetailView(VerticalScroll):
 
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
-    DetailView > TimelineChart, DetailView > StackedBars { margin: 1 0 0 0; }
+    DetailView > SeriesChart, DetailView > StackedBars { margin: 1 0 0 0; }
     DetailView > SyncTable { height: auto; max-height: 12; margin: 1 0 0 0; }
     #detail-failure { color: $error; }
     """
@@ -34,10 +34,9 @@ class DetailView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("select a query in the queries view (enter)", id="detail-head")
         yield Static("", id="detail-failure")
-        yield TimelineChart("input vs processed", unit="rows/s", id="chart-rates")
+        yield SeriesChart("input vs processed", unit="rows/s", id="chart-rates")
         yield StackedBars("batch duration by operation", OPERATIONS, unit="ms", id="chart-durations")
-        yield TimelineChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
-        yield TimelineChart("state rows (left) and memory", unit="MiB, right", right=("MiB",), id="chart-state")
+        yield SeriesChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
         yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
         yield Static("", id="detail-sink")
@@ -58,8 +57,7 @@ class DetailView(VerticalScroll):
         diagnosis = model.diagnoses.get(row.name)
         trigger, mode = model.trigger_of(row.name), model.output_mode_of(row.name)
         width = max(20, self.app.size.width - 4)
-        hist = list(row.history)[-max(10, width // 2):]
-        times = [s.timestamp_ms for s in hist]
+        hist = list(row.history)[-max(10, width):]
         t = Text()
         t.append(row.name, style="bold")
         t.append(f"  {row.status}")
@@ -82,23 +80,14 @@ class DetailView(VerticalScroll):
         else:
             failure.update("")
             failure.display = False
-        self.query_one("#chart-rates", TimelineChart).set_series([
-            ("input", times, [s.input_rps for s in hist], "blue"),
-            ("processed", times, [s.processed_rps for s in hist], "green"),
+        self.query_one("#chart-rates", SeriesChart).set_series([
+            ("input", [s.input_rps for s in hist], "dodger_blue2"),
+            ("processed", [s.processed_rps for s in hist], "green3"),
         ])
-        self.query_one("#chart-durations", StackedBars).set_rows([s.durations for s in hist],
-                                                                 [s.batch_id for s in hist])
-        gaps = [None if s.watermark_gap_ms is None else s.watermark_gap_ms / 1000 for s in hist]
-        wm = self.query_one("#chart-wm", TimelineChart)
-        wm.set_series([("gap", times, gaps, "magenta")])
-        wm.display = any(g is not None for g in gaps)
-        state = self.query_one("#chart-state", TimelineChart)
-        state.set_series([
-            ("rows", times, [None if s.state_rows is None else float(s.state_rows) for s in hist], "orange"),
-            ("MiB", times, [None if s.state_memory_bytes is None else s.state_memory_bytes / 2**20 for s in hist],
-             "cyan"),
+        self.query_one("#chart-durations", StackedBars).set_rows([s.durations for s in hist])
+        self.query_one("#chart-wm", SeriesChart).set_series([
+            ("gap", [None if s.watermark_gap_ms is None else s.watermark_gap_ms / 1000 for s in hist], "magenta"),
         ])
-        state.display = any(s.state_rows is not None for s in hist)
         p = row.last_progress
         ops = self.query_one("#operators", SyncTable)
         ops.border_title = "state operators"
