@@ -10,12 +10,7 @@ from typing import Callable
 
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
-from streamwatch.analysis.records import (
-    CheckpointBatch,
-    CheckpointStatus,
-    PipelineEdge,
-    WatchRecord,
-)
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, WatchRecord
 from streamwatch.analysis.watch import CheckpointWatcher, WatchError
 
 #: Object-store PATHs are searched for new checkpoints this many times less often.

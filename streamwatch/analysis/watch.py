@@ -25,18 +25,9 @@ from collections import OrderedDict, deque
 from dataclasses import replace
 from typing import Callable
 
-from streamwatch.analysis.batchio import (
-    DeltaSinkReader,
-    FileSinkReader,
-    SourceReader,
-    StateReader,
-)
+from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.probe import Probe, ProbeError
-from streamwatch.analysis.records import (
-    CheckpointBatch,
-    CheckpointFinding,
-    CheckpointStatus,
-)
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
 from streamwatch.model.batchlogs import OffsetLogEntry

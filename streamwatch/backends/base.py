@@ -62,6 +62,10 @@ class Backend:
         """Whether :attr:`CONTROLS` lists ``control``."""
         return control in self.CONTROLS
 
+    def why_not(self, control: Control) -> str:
+        """One line saying why ``control`` is not supported (shown in the status line)."""
+        return f"{control.value}: not supported by this backend"
+
     def start(self, emit: Callable[[object], None]) -> object:
         """Start; model objects go to ``emit`` (from any thread). May block."""
         raise NotImplementedError

@@ -1,12 +1,12 @@
 """The dashboard on checkpoints alone (``streamwatch watch PATH…``; no Spark, no listener).
 
-:class:`CheckpointBackend` implements :class:`streamwatch.tui.backend.Backend` over a
+:class:`CheckpointBackend` is a :class:`~streamwatch.backends.base.Backend` over a
 :class:`~streamwatch.analysis.session.CheckpointWatch`: every committed batch becomes a
 ``QueryProgress`` (batch id, ``triggerExecution`` = commit time − ``batchTimestampMs``,
 watermark; row counts are not in a checkpoint and show as 0), every watched query a
 ``QueryStarted``; stuck/idle verdicts, findings and pipeline backlog arrive as notices.
-Controls that need Spark (start/stop/restart, land, trigger, results) raise
-:class:`NeedsSpark`, which the dashboard shows in its status line.
+It supports no control: the dashboard says in its status line that start/stop/restart,
+land, trigger and results need Spark (:meth:`CheckpointBackend.why_not`).
 """
 
 from __future__ import annotations
@@ -15,22 +15,14 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable
 
-from streamwatch.analysis.records import (
-    CheckpointBatch,
-    CheckpointFinding,
-    CheckpointStatus,
-    PipelineEdge,
-)
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, PipelineEdge
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.analysis.watch import WatchError
+from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
 
 RUN_ID = "checkpoint"  # no run id in a checkpoint: every watched query shows this one
-
-
-class NeedsSpark(Exception):
-    """A control that only a running Spark session can do."""
 
 
 def _iso(ms: int | None) -> str | None:
@@ -48,7 +40,7 @@ def progress_of(rec: CheckpointBatch) -> QueryProgress:
                          duration_ms={"triggerExecution": dur}, event_time=event_time)
 
 
-class CheckpointBackend:
+class CheckpointBackend(Backend):
     """Watches ``paths`` (checkpoints, folders of checkpoints, workspaces; local or fsspec
     URLs) every ``poll_s`` seconds. Discovery runs in the constructor, so a bad PATH raises
     :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens."""
@@ -118,44 +110,6 @@ class CheckpointBackend:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
 
-    # -- controls: a checkpoint cannot be told anything ------------------------------------
-    #: no control is supported (capability flags of the typed ``Backend`` base, when present)
-    CONTROLS: frozenset = frozenset()
-    triggers: dict[str, str] = {}
-    output_modes: dict[str, str] = {}
-
-    def supports(self, control: object) -> bool:
-        """Always False: every control needs Spark."""
-        return False
-
-    def _needs_spark(self, what: str) -> None:
-        raise NeedsSpark(f"{what} needs Spark — `streamwatch watch` only reads checkpoints")
-
-    def start_query(self, name: str) -> None:
-        self._needs_spark("start")
-
-    def stop_query(self, name: str) -> None:
-        self._needs_spark("stop")
-
-    def restart_query(self, name: str) -> None:
-        self._needs_spark("restart")
-
-    def start_pipeline(self) -> None:
-        self._needs_spark("start")
-
-    def stop_pipeline(self) -> None:
-        self._needs_spark("stop")
-
-    def restart_pipeline(self) -> None:
-        self._needs_spark("restart")
-
-    def land(self, count: int = 1, source: str | None = None) -> list:
-        self._needs_spark("land")
-        return []
-
-    def set_trigger(self, trigger: str, name: str | None = None) -> None:
-        self._needs_spark("trigger")
-
-    def read_results(self, name: str, limit: int = 100) -> tuple[list, list]:
-        self._needs_spark("results")
-        return [], []
+    # -- controls: a checkpoint cannot be told anything (CONTROLS is empty) ------------------
+    def why_not(self, control: Control) -> str:
+        return f"{control.value} needs Spark — `streamwatch watch` only reads checkpoints"

@@ -63,7 +63,7 @@ class Controls:
                 return
         control = spec.controls[-1] if target == "all" else spec.controls[0]
         if not backend.supports(control):
-            app.set_status(f"{cmd.name}: not supported by this backend", "warning")
+            app.set_status(backend.why_not(control), "warning")
             return
         what = f"{cmd.name} {target}" if target else cmd.name
         work: Callable[[], str]

@@ -25,9 +25,10 @@ def watched_run(spark, tmp_path_factory):
     """Flights' bronze → silver → gold (4 landed files, 2 per trigger) run with
     ``availableNow`` while a recording listens and a watch polls the workspace in a thread."""
     import streamwatch
-    from sample_pipelines.flights.factory import FlightsFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.flights.factory import FlightsFactory
 
     root = tmp_path_factory.mktemp("watch-ws")
     ws = Workspace(root)
