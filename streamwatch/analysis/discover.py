@@ -10,14 +10,17 @@ import posixpath
 from dataclasses import dataclass
 
 from streamwatch.analysis.probe import Probe, ProbeError
+from streamwatch.errors import ExitCode, StreamwatchError
 
 #: Folders never searched for checkpoints (a table's logs, a checkpoint's own insides).
 SKIP = frozenset({"_spark_metadata", "_delta_log", "state", "offsets", "commits", "sources", ".git",
                   "landing", "archive", "logs"})
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(StreamwatchError):
     """PATH is missing, cannot be opened, or holds no checkpoint."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from streamwatch.errors import ExitCode, StreamwatchError
 
-class ProbeError(Exception):
+
+class ProbeError(StreamwatchError):
     """The URL's protocol cannot be opened (fsspec missing the implementation)."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import Finding
@@ -43,8 +44,10 @@ TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
 WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding
 
 
-class WatchError(Exception):
+class WatchError(StreamwatchError):
     """A PATH cannot be watched (missing, unreadable, not a checkpoint, unknown protocol)."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 def _ids(names: list[str] | None) -> list[int]:

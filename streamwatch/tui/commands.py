@@ -12,6 +12,7 @@ from textual.suggester import Suggester
 
 from streamwatch.analysis.triggers import TriggerError, parse_trigger
 from streamwatch.backends.base import Control
+from streamwatch.errors import ExitCode, StreamwatchError
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +111,10 @@ BINDINGS: list[Binding] = sorted((b for k in KEYS for b in k.bindings),
 LINE_OPENERS = ("command", "filter", "trigger")
 
 
-class CommandError(ValueError):
+class CommandError(StreamwatchError, ValueError):
     """A command line that cannot be run (unknown command, bad argument)."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from streamwatch.analysis.discover import DiscoveryError
+from streamwatch.analysis.probe import ProbeError
 from streamwatch.analysis.triggers import TriggerError
+from streamwatch.analysis.watch import WatchError
 from streamwatch.backends.base import Control, NotSupported
 from streamwatch.checkpoint.fs import StorageError
 from streamwatch.checkpoint.reader import CheckpointError
@@ -15,6 +18,7 @@ from streamwatch.cli import Streamwatch
 from streamwatch.errors import ExitCode, StreamwatchError, exit_code_for, one_line
 from streamwatch.events.codecs import UnsupportedCodec
 from streamwatch.events.reader import EventSourceError
+from streamwatch.tui.commands import CommandError
 
 
 @pytest.mark.parametrize("error,code", [
@@ -24,6 +28,10 @@ from streamwatch.events.reader import EventSourceError
     (UnsupportedCodec("snappy"), ExitCode.UNREADABLE),
     (TriggerError("unknown trigger"), ExitCode.USAGE),
     (NotSupported(Control.LAND), ExitCode.USAGE),
+    (WatchError("no checkpoint under PATH"), ExitCode.UNREADABLE),
+    (DiscoveryError("PATH is missing"), ExitCode.UNREADABLE),
+    (ProbeError("unknown protocol"), ExitCode.UNREADABLE),
+    (CommandError("unknown command"), ExitCode.USAGE),
 ])
 def test_every_error_is_a_streamwatch_error_with_its_code(error, code):
     assert isinstance(error, StreamwatchError)
