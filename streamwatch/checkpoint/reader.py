@@ -138,6 +138,7 @@ def read_checkpoint(
     *,
     full: bool = True,
     storage_options: dict | None = None,
+    sizes: bool = True,
 ) -> Checkpoint:
     """Read the checkpoint at ``path`` (a local folder or an fsspec URL such as
     ``s3://bucket/cp`` or ``file:///tmp/cp``) with its health findings.
@@ -146,7 +147,9 @@ def read_checkpoint(
     table (``_delta_log/``); when None it is discovered from a streamwatch workspace layout.
     ``full=False`` is a summary read: every batch id is listed but only the last
     :data:`SUMMARY_BATCHES` offsets/commits are parsed, and file-log entries are counted, not
-    parsed (``Checkpoint.complete`` False).
+    parsed (``Checkpoint.complete`` False). ``sizes=False`` leaves state store sizes
+    unmeasured where they cost a ``stat`` per file (``StateOperator.bytes`` None; object
+    storage listings give them for free and still fill them in).
 
     Raises :class:`CheckpointError` when ``path`` is missing, not a directory, unreadable, a
     symlink loop, or not a checkpoint. Never raises on a bad file inside the checkpoint.
@@ -158,7 +161,7 @@ def read_checkpoint(
         raise CheckpointError(str(e)) from None
     try:
         names = _check_root(storage, root)
-        return _read(storage, raw, root, names, sink, full, storage_options)
+        return _read(storage, raw, root, names, sink, full, storage_options, sizes)
     except CheckpointError:
         raise
     except PermissionError as e:
@@ -169,7 +172,7 @@ def read_checkpoint(
         raise CheckpointError(f"{raw}: cannot read ({e.strerror or e})") from None
 
 
-def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options) -> Checkpoint:
+def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options, sizes: bool = True) -> Checkpoint:
     findings: list[Finding] = []
     for n in sorted(names):
         if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc")):
@@ -206,7 +209,7 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         if log is not None:
             sources.append(log)  # type: ignore[arg-type]
 
-    state, fs = read_state(storage, root, _provider_hint(offsets))
+    state, fs = read_state(storage, root, _provider_hint(offsets), sizes=sizes)
     findings.extend(fs)
 
     sink_log: SinkLog | None = None

@@ -15,6 +15,7 @@ Examples:
   streamwatch inspect CP --sink ./out/table   also read the sink's _spark_metadata or _delta_log
   streamwatch inspect s3://bucket/cp --json   fsspec URLs work too (needs s3fs)
   streamwatch inspect CP --check || alert     exit status by worst finding
+  streamwatch inspect CP --sizes              also measure state bytes (a stat per state file)
 
 \b
 --check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
@@ -45,7 +46,8 @@ def _fail(msg: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.inspect/1, see README).")
 @click.option("--check", is_flag=True, help="Exit status by worst finding: 0 ok, 1 warnings, 3 errors, 4 unreadable.")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (file sink or Delta table); discovered in a streamwatch workspace.")
-def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None) -> None:
+@click.option("--sizes", is_flag=True, help="Measure state store bytes on a local disk (one stat per file; object storage listings give them anyway).")
+def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None, sizes: bool) -> None:
     """Summarise the checkpoint at PATH without starting Spark (read-only).
 
     Shows the query id, batches (first, latest, last committed, in flight), the
@@ -62,7 +64,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
         sys.exit(ExitCode.USAGE)
     full = batches or batch_id is not None
     try:
-        cp = read_checkpoint(path, sink=sink, full=full)
+        cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes)
     except CheckpointError as e:
         _fail(str(e))
         return
