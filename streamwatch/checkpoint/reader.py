@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+from dataclasses import replace
 
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
+from streamwatch.checkpoint.spark4 import find_repartitions, format_switch_findings, match_unique_ids, repartition_findings
 from streamwatch.checkpoint.state import read_state
 from streamwatch.model.checkpoint import Checkpoint, CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
@@ -259,7 +261,13 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         commit_batch_ids=tuple(com_ids),
         sink_path=sink_path,
         complete=full,
+        repartitions=find_repartitions(offsets),
     )
+    matches, fs = match_unique_ids(cp)
+    cp = replace(cp, unique_ids=matches)
+    findings += fs
+    findings += repartition_findings(cp, offsets_dir)
+    findings += format_switch_findings(cp, commits_dir)
     findings += health.log_findings(cp, offsets_dir, commits_dir)
     if not off_ids and any(f.code in ("temporary-file", "stray-file") and f.path
                            and posixpath.dirname(f.path) == offsets_dir for f in findings):
@@ -268,11 +276,9 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
             "offsets/ holds no batch but is not empty (left by a crash during the first batch): Spark 4 "
             "refuses to start the query (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); remove the leftover "
             "files or use a new checkpoint", offsets_dir))
-    findings += health.conf_findings(offsets, offsets_dir)
+    findings += health.conf_findings(offsets, offsets_dir, cp.repartitions)
     findings += health.watermark_findings(cp)
     findings += health.state_findings(cp)
     findings += health.sink_source_findings(cp)
     findings += _problem_findings([*storage.take_problems(), *(sink_storage.take_problems() if sink_storage is not storage else [])], findings)
-    from dataclasses import replace
-
     return replace(cp, findings=tuple(findings))
