@@ -21,6 +21,17 @@ class RequestLog:
 
     kinds: Counter = field(default_factory=Counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def record(self, method: str, path: str, query: str) -> None:
         q = parse_qs(query)
@@ -44,6 +55,7 @@ class RequestLog:
     def reset(self) -> None:
         with self.lock:
             self.kinds.clear()
+            self.max_in_flight = self.in_flight
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,11 @@ def counting_s3(*buckets: str, env: bool = True) -> Iterator[CountingS3]:
 
     def counted(environ, start_response):
         log.record(environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", ""))
-        return app(environ, start_response)
+        log.enter()
+        try:
+            return list(app(environ, start_response))
+        finally:
+            log.leave()
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
     server = make_server("127.0.0.1", 0, counted, threaded=True)
