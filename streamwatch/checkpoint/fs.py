@@ -112,6 +112,10 @@ class Storage:
     def kind(self, path: str) -> str | None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def mtime_ms(self, path: str) -> int | None:
+        """When ``path`` was last modified (epoch ms); None when it is missing or unknown."""
+        return None
+
     def note_problem(self, path: str, reason: str) -> None:
         """Remember that ``path`` could not be listed or looked at (``reason``: one line)."""
         self.__dict__.setdefault("problems", []).append((path, reason))
@@ -236,6 +240,12 @@ class LocalStorage(Storage):
         finally:
             os.close(fd)
 
+    def mtime_ms(self, path: str) -> int | None:
+        try:
+            return int(os.stat(path).st_mtime * 1000)
+        except OSError:
+            return None
+
     def kind(self, path: str) -> str | None:
         try:
             st = os.stat(path)
@@ -319,6 +329,16 @@ class FsspecStorage(Storage):
 
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(one, paths))
+
+    def mtime_ms(self, path: str) -> int | None:
+        try:
+            info = self.fs.info(path)
+        except OSError:
+            return None
+        t = info.get("LastModified") or info.get("mtime") or info.get("created")
+        if hasattr(t, "timestamp"):
+            return int(t.timestamp() * 1000)
+        return int(float(t) * 1000) if isinstance(t, (int, float)) else None
 
     def kind(self, path: str) -> str | None:
         try:

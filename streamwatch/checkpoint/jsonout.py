@@ -223,3 +223,31 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
             "delta_versions": delta,
         },
     }
+
+
+FLEET_SCHEMA = "streamwatch.inspect.fleet/1"
+
+
+def fleet_doc(root: str, rows) -> dict[str, Any]:
+    """``inspect --recursive --json``: one object per checkpoint (``FleetRow``), worst first."""
+    return {
+        "schema": FLEET_SCHEMA,
+        "root": root,
+        "checkpoints": [
+            {
+                "path": r.path,
+                "name": r.name,
+                "query_id": r.query_id,
+                "latest_batch": r.latest_batch,
+                "last_committed": r.last_committed,
+                "in_flight": r.in_flight,
+                "last_commit_ms": r.last_commit_ms,
+                "last_commit": iso(r.last_commit_ms),
+                "state_bytes": r.state_bytes,
+                "worst": "unreadable" if r.error else r.worst,
+                "finding": None if r.finding is None else {"severity": r.finding.severity, "code": r.finding.code, "message": r.finding.message},
+                "error": r.error,
+            }
+            for r in rows
+        ],
+    }

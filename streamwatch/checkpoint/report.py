@@ -194,4 +194,27 @@ def batch(doc: dict) -> Group:
     return Group(*parts)
 
 
-__all__ = ["batch", "findings_table", "redact", "summary", "timeline"]
+def fleet_table(root: str, rows) -> Table | Text:
+    """``inspect --recursive``: one row per checkpoint (``FleetRow``), worst first."""
+    from streamwatch.checkpoint.fleet import age_text
+
+    if not rows:
+        return Text(f"no checkpoint under {root} (a checkpoint is a folder with offsets/ and metadata)", style="yellow")
+    t = Table("checkpoint", "query", "latest", "committed", "last commit", "in flight", "state", "worst finding",
+              title=f"{len(rows)} checkpoints under {root}", title_justify="left")
+    base = root.rstrip("/") + "/"
+    for r in rows:
+        where = r.path[len(base):] if r.path.startswith(base) else r.path
+        query = r.name or (r.query_id[:8] + "…" if r.query_id else "-")
+        if r.error:
+            worst = Text(f"unreadable: {r.error}", style="bold red")
+        elif r.finding is not None:
+            worst = Text(f"{r.finding.severity} {r.finding.code}: {r.finding.message}", style=STYLE[r.finding.severity])
+        else:
+            worst = Text("healthy", style="green")
+        t.add_row(where, query, _n(r.latest_batch), _n(r.last_committed), age_text(r.last_commit_ms),
+                  _n(r.in_flight), _bytes(r.state_bytes) if r.state_bytes is not None else "-", worst)
+    return t
+
+
+__all__ = ["batch", "findings_table", "fleet_table", "redact", "summary", "timeline"]
