@@ -197,7 +197,7 @@ def main() -> int:
     for s, t in results:
         report(s, t)
     if args.s3:
-        from bench.inspect_s3 import bench_s3
+        from bench.inspect_s3 import bench_s3  # noqa: PLC0415 - only with --s3
 
         bench_s3(SHAPES["production"], synthesize, max(args.rounds, 1))
     return 0

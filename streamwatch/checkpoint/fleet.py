@@ -20,6 +20,8 @@ from streamwatch.model.findings import SEVERITY_RANK, Finding, Severity, worst_s
 #: Folders never searched for checkpoints (they belong to one).
 SKIP = {"state", "offsets", "commits", "sources", "_spark_metadata", "_delta_log"}
 MAX_DEPTH = 8
+#: Checkpoints read at once on a local disk.
+LOCAL_THREADS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +117,13 @@ def read_fleet(raw_root: str, *, sizes: bool = True, storage_options: dict | Non
         total = None if any(op.bytes is None for op in cp.state) else sum(op.bytes or 0 for op in cp.state)
         return FleetRow(url, name, cp.query_id, cp.latest_batch_id, done, cp.in_flight_batch_id, commit_ms, total, worst, first)
 
-    rows = storage.map_concurrent(one, paths)
+    if storage.concurrency > 1:
+        rows = storage.map_concurrent(one, paths)
+    else:  # local: threads overlap the reads' and stats' system calls (they release the GIL)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=LOCAL_THREADS) as pool:
+            rows = list(pool.map(one, paths))
     return sorted(rows, key=lambda r: (-r.rank, r.path))
 
 
