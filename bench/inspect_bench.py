@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -146,6 +145,13 @@ def _run(cmd: list[str], env: dict | None = None) -> float:
     return took
 
 
+def _cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def _stats(xs: list[float]) -> str:
     return f"median {statistics.median(xs):7.3f} s  min {min(xs):7.3f} s"
 
@@ -153,6 +159,7 @@ def _stats(xs: list[float]) -> str:
 def bench_shape(s: Shape, rounds: int, jvm: bool) -> dict[str, list[float]]:
     exe = str(Path(sys.executable).with_name("streamwatch"))
     from streamwatch.checkpoint import batch_timeline, read_checkpoint
+    from streamwatch.checkpoint.jsonout import summary_doc
 
     with tempfile.TemporaryDirectory(prefix=f"sw-inspect-bench-{s.name}-") as tmp:
         cp = Path(tmp) / "cp"
@@ -162,8 +169,12 @@ def bench_shape(s: Shape, rounds: int, jvm: bool) -> dict[str, list[float]]:
               f"{s.operators}×{s.partitions} state stores × {s.versions} versions) in {time.perf_counter() - t:.1f} s")
         rows = batch_timeline(read_checkpoint(cp))
         assert len(rows) == s.retained and rows[-1].state_version and rows[-1].files_read == s.files_per_batch, rows[-1]
-        times: dict[str, list[float]] = {"summary": [], "batches": [], "jvm": []}
+        times: dict[str, list[float]] = {"summary": [], "batches": [], "jvm": [], "startup": [], "cpu": []}
         for i in range(rounds):
+            times["startup"].append(_run([exe, "--version"]))
+            c = _cpu()
+            summary_doc(read_checkpoint(cp, full=False, sizes=False))
+            times["cpu"].append(_cpu() - c)
             times["summary"].append(_run([exe, "inspect", str(cp), "--json"]))
             times["batches"].append(_run([exe, "inspect", str(cp), "--json", "--batches"]))
             if jvm:
@@ -177,6 +188,8 @@ def report(s: Shape, t: dict[str, list[float]]) -> None:
     summ, bat, jvm = t["summary"], t["batches"], t["jvm"]
     print(f"== {s.name}: {len(summ)} alternated rounds, each a fresh process")
     print(f"inspect --json            {_stats(summ)}   target ≤ 0.300 s  {'OK' if statistics.median(summ) <= 0.3 else 'MISSED'}")
+    print(f"  of which interpreter + CLI start-up (`streamwatch --version`) {_stats(t['startup'])}")
+    print(f"  the summary read's CPU time in-process: median {statistics.median(t['cpu']):.3f} s")
     print(f"inspect --json --batches  {_stats(bat)}   target ≤ 1.000 s  {'OK' if statistics.median(bat) <= 1.0 else 'MISSED'}")
     if jvm:
         print(f"JVM route                 {_stats(jvm)}   (SparkSession + state-metadata + spark.read.text offsets/commits)")

@@ -17,9 +17,14 @@ from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
-from streamwatch.checkpoint.spark4 import find_repartitions, format_switch_findings, match_unique_ids, repartition_findings
+from streamwatch.checkpoint.spark4 import (
+    find_repartitions,
+    format_switch_findings,
+    match_unique_ids,
+    repartition_findings,
+)
 from streamwatch.checkpoint.state import read_state
-from streamwatch.model.checkpoint import Checkpoint, CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
+from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
 #: Batches parsed by a summary read (Spark keeps spark.sql.streaming.minBatchesToRetain=100).

@@ -4,7 +4,6 @@ one row each, worst first; ``--check`` exits with the worst status of all."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from streamwatch.checkpoint import CheckpointError, batch_timeline, read_checkpoint
-from streamwatch.checkpoint import filelog
+from streamwatch.checkpoint import CheckpointError, batch_timeline, filelog, read_checkpoint
 
 QID = "11111111-2222-3333-4444-555555555555"
 CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.providerClass": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"}
