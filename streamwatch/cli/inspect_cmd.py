@@ -21,9 +21,10 @@ Examples:
 
 \b
 --check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
-(2 is click's own status for a bad option). With --recursive, --check exits with
-the worst status of all checkpoints found (4 when one could not be read). Without --check the exit status is 0
-whenever PATH could be read, 4 otherwise. Nothing under PATH is ever written.
+(2 is click's own status for a bad option). Without --check the exit status is 0
+whenever PATH could be read, 4 otherwise. With --recursive, --check exits with the
+worst status of all checkpoints found (4 when one could not be read). Nothing under
+PATH is ever written.
 """
 
 
