@@ -10,7 +10,7 @@ the README): ``in-flight-batch``, ``offsets-gap``, ``previous-offsets-missing``,
 
 from __future__ import annotations
 
-from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry
+from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, Repartition, StatePartition
 from streamwatch.model.findings import Finding
 
 #: Confs Spark restores from the offsets log on restart (``OffsetSeqMetadata.relevantSQLConfs``);
@@ -118,15 +118,20 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
     return out
 
 
-def conf_findings(entries: tuple[OffsetLogEntry, ...], offsets_dir: str) -> list[Finding]:
-    """Conf drift between consecutive batches, and confs an old Spark did not record."""
+def conf_findings(entries: tuple[OffsetLogEntry, ...], offsets_dir: str, repartitions: tuple[Repartition, ...] = ()) -> list[Finding]:
+    """Conf drift between consecutive batches, and confs an old Spark did not record. The
+    shuffle-partition change a repartition batch carries (``repartitions``) is not drift:
+    the state was rewritten for it."""
     out: list[Finding] = []
     seen: set[str] = set()
+    rebatches = {r.batch_id for r in repartitions}
     prev: OffsetLogEntry | None = None
     for e in entries:
         if prev is not None and prev.conf and e.conf and prev.conf != e.conf:
             for key, sev in RESTART_CONFS.items():
                 a, b = prev.conf.get(key), e.conf.get(key)
+                if key == "spark.sql.shuffle.partitions" and e.batch_id in rebatches:
+                    continue
                 if a != b and key not in seen and (a is not None and b is not None):
                     seen.add(key)
                     out.append(
@@ -186,7 +191,11 @@ def state_findings(cp: Checkpoint) -> list[Finding]:
         label = f"state operator {op.operator_id}" + (f" ({op.name})" if op.name else "")
         if done is not None:
             need = done + 1
-            lacking = [p for p in op.partitions if need not in p.versions]
+            n = cp.partitions_for_version(need)  # the layout after an offline repartition
+            lacking = [p for p in op.partitions if need not in p.versions and (n is None or p.partition_id < n)]
+            if n is not None:
+                have = {p.partition_id for p in op.partitions}
+                lacking += [StatePartition(i, "default") for i in range(n) if i not in have]
             if not op.partitions:
                 out.append(Finding("error", "state-version-missing", f"{label} has no state store files, but batch {done} committed", op.path))
             elif lacking:

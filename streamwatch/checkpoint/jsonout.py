@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from streamwatch.model.checkpoint import BatchRow, Checkpoint, SourceOffset
+from streamwatch.model.checkpoint import BatchRow, Checkpoint, Repartition, SourceOffset, UniqueIdMatch
 from streamwatch.model.findings import worst_severity
 from streamwatch.model.timefmt import utc_text
 
@@ -108,8 +108,9 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
                 "metadata_version": op.metadata_version,
                 "stores": list(op.store_names),
                 "partitions": op.num_partitions,
-                "versions": {"min": op.any_versions[0], "max": op.any_versions[-1], "in_every_partition": len(op.versions)} if op.any_versions else None,
+                "versions": {"min": op.any_versions[0], "max": op.any_versions[-1], "in_every_partition": len(cp.state_versions(op))} if op.any_versions else None,
                 "bytes": op.bytes,
+                "files": sum(p.files for p in op.partitions),
                 "schema_files": list(op.schema_files),
                 "state_variables": [{"name": v.name, "type": v.kind, "ttl": v.ttl_enabled} for v in op.state_variables],
                 "time_mode": op.time_mode,
@@ -117,9 +118,32 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
             }
             for op in cp.state
         ],
+        "repartitions": [_repartition(r) for r in cp.repartitions],
+        "checkpoint_format": _format(cp),
         "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in cp.findings],
         "worst": worst_severity(cp.findings),
     }
+
+
+def _repartition(r: Repartition | None) -> dict[str, Any] | None:
+    return None if r is None else {"batch_id": r.batch_id, "from_partitions": r.from_partitions, "to_partitions": r.to_partitions}
+
+
+def _ids(m: UniqueIdMatch | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {"named": m.named, "found": m.found, "checked": m.checked,
+            "missing": [{"operator_id": o, "partition": p, "unique_id": u} for o, p, u in m.missing]}
+
+
+def _format(cp: Checkpoint) -> dict[str, Any] | None:
+    """Checkpoint format by commit log version: the latest, and the batch of each switch."""
+    if not cp.commits:
+        return None
+    switches = [{"batch_id": c.batch_id, "from": a.version, "to": c.version} for a, c in zip(cp.commits, cp.commits[1:]) if a.version != c.version]
+    v2 = [m for m in cp.unique_ids if m.checked]
+    return {"version": cp.commits[-1].version, "switches": switches,
+            "unique_ids": {"batches": len(v2), "named": sum(m.named for m in v2), "found": sum(m.found for m in v2)} if v2 else None}
 
 
 def row_doc(r: BatchRow) -> dict[str, Any]:
@@ -133,6 +157,8 @@ def row_doc(r: BatchRow) -> dict[str, Any]:
         "timestamp_ms": r.timestamp_ms,
         "files_read": r.files_read,
         "delta_versions": list(r.delta_versions) if r.delta_versions is not None else None,
+        "repartition": _repartition(r.repartition),
+        "unique_ids": _ids(r.unique_ids),
     }
 
 
@@ -151,9 +177,10 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
         if e.batch_id == batch_id
     ]
     state = []
+    n = cp.partitions_for_version(batch_id + 1)
     for op in cp.state:
-        have = [p for p in op.partitions if batch_id + 1 in p.versions]
-        state.append({"operator_id": op.operator_id, "name": op.name, "version": batch_id + 1, "partitions_with_version": len(have), "partitions": len(op.partitions)})
+        have = [p for p in op.partitions if batch_id + 1 in p.versions and (n is None or p.partition_id < n)]
+        state.append({"operator_id": op.operator_id, "name": op.name, "version": batch_id + 1, "partitions_with_version": len(have), "partitions": len(op.partitions) if n is None else len([p for p in op.partitions if p.partition_id < n])})
     sink_entries = None
     if cp.sink is not None:
         sink_entries = [
@@ -183,10 +210,40 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
             },
             "commit": None
             if com is None
-            else {"version": com.version, "next_watermark_ms": com.next_watermark_ms, "state_unique_ids": com.state_unique_ids},
+            else {"version": com.version, "next_watermark_ms": com.next_watermark_ms, "state_unique_ids": com.state_unique_ids,
+                  "unique_ids_matched": _ids(next((m for m in cp.unique_ids if m.batch_id == batch_id), None))},
+            "repartition": _repartition(next((r for r in cp.repartitions if r.batch_id == batch_id), None)),
             "files_read": files,
             "state": state,
             "sink_entries": sink_entries,
             "delta_versions": delta,
         },
+    }
+
+
+FLEET_SCHEMA = "streamwatch.inspect.fleet/1"
+
+
+def fleet_doc(root: str, rows) -> dict[str, Any]:
+    """``inspect --recursive --json``: one object per checkpoint (``FleetRow``), worst first."""
+    return {
+        "schema": FLEET_SCHEMA,
+        "root": root,
+        "checkpoints": [
+            {
+                "path": r.path,
+                "name": r.name,
+                "query_id": r.query_id,
+                "latest_batch": r.latest_batch,
+                "last_committed": r.last_committed,
+                "in_flight": r.in_flight,
+                "last_commit_ms": r.last_commit_ms,
+                "last_commit": iso(r.last_commit_ms),
+                "state_bytes": r.state_bytes,
+                "worst": "unreadable" if r.error else r.worst,
+                "finding": None if r.finding is None else {"severity": r.finding.severity, "code": r.finding.code, "message": r.finding.message},
+                "error": r.error,
+            }
+            for r in rows
+        ],
     }

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import os
 import posixpath
+from dataclasses import replace
 
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
+from streamwatch.checkpoint.spark4 import (
+    find_repartitions,
+    format_switch_findings,
+    match_unique_ids,
+    repartition_findings,
+)
 from streamwatch.checkpoint.state import read_state
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, SinkLog, SourceLog
@@ -141,6 +148,7 @@ def read_checkpoint(
     *,
     full: bool = True,
     storage_options: dict | None = None,
+    sizes: bool = True,
 ) -> Checkpoint:
     """Read the checkpoint at ``path`` (a local folder or an fsspec URL such as
     ``s3://bucket/cp`` or ``file:///tmp/cp``) with its health findings.
@@ -149,7 +157,9 @@ def read_checkpoint(
     table (``_delta_log/``); when None it is discovered from a streamwatch workspace layout.
     ``full=False`` is a summary read: every batch id is listed but only the last
     :data:`SUMMARY_BATCHES` offsets/commits are parsed, and file-log entries are counted, not
-    parsed (``Checkpoint.complete`` False).
+    parsed (``Checkpoint.complete`` False). ``sizes=False`` leaves state store sizes
+    unmeasured where they cost a ``stat`` per file (``StateOperator.bytes`` None; object
+    storage listings give them for free and still fill them in).
 
     Raises :class:`CheckpointError` when ``path`` is missing, not a directory, unreadable, a
     symlink loop, or not a checkpoint. Never raises on a bad file inside the checkpoint.
@@ -161,7 +171,7 @@ def read_checkpoint(
         raise CheckpointError(str(e)) from None
     try:
         names = _check_root(storage, root)
-        return _read(storage, raw, root, names, sink, full, storage_options)
+        return _read(storage, raw, root, names, sink, full, storage_options, sizes)
     except CheckpointError:
         raise
     except PermissionError as e:
@@ -172,7 +182,7 @@ def read_checkpoint(
         raise CheckpointError(f"{raw}: cannot read ({e.strerror or e})") from None
 
 
-def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options) -> Checkpoint:
+def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options, sizes: bool = True) -> Checkpoint:
     findings: list[Finding] = []
     for n in sorted(names):
         if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc")):
@@ -209,7 +219,7 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         if log is not None:
             sources.append(log)  # type: ignore[arg-type]
 
-    state, fs = read_state(storage, root, _provider_hint(offsets))
+    state, fs = read_state(storage, root, _provider_hint(offsets), sizes=sizes)
     findings.extend(fs)
 
     sink_log: SinkLog | None = None
@@ -259,7 +269,13 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
         commit_batch_ids=tuple(com_ids),
         sink_path=sink_path,
         complete=full,
+        repartitions=find_repartitions(offsets),
     )
+    matches, fs = match_unique_ids(cp)
+    cp = replace(cp, unique_ids=matches)
+    findings += fs
+    findings += repartition_findings(cp, offsets_dir)
+    findings += format_switch_findings(cp, commits_dir)
     findings += health.log_findings(cp, offsets_dir, commits_dir)
     if not off_ids and any(f.code in ("temporary-file", "stray-file") and f.path
                            and posixpath.dirname(f.path) == offsets_dir for f in findings):
@@ -268,11 +284,9 @@ def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: b
             "offsets/ holds no batch but is not empty (left by a crash during the first batch): Spark 4 "
             "refuses to start the query (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); remove the leftover "
             "files or use a new checkpoint", offsets_dir))
-    findings += health.conf_findings(offsets, offsets_dir)
+    findings += health.conf_findings(offsets, offsets_dir, cp.repartitions)
     findings += health.watermark_findings(cp)
     findings += health.state_findings(cp)
     findings += health.sink_source_findings(cp)
     findings += _problem_findings([*storage.take_problems(), *(sink_storage.take_problems() if sink_storage is not storage else [])], findings)
-    from dataclasses import replace
-
     return replace(cp, findings=tuple(findings))

@@ -35,7 +35,9 @@ def _n(v) -> str:
     return "-" if v is None else str(v)
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "- (--sizes)"
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -72,6 +74,15 @@ def summary(cp: Checkpoint) -> Group:
         sp = latest.conf.get("spark.sql.shuffle.partitions")
         provider = latest.conf.get("spark.sql.streaming.stateStore.providerClass", "").rsplit(".", 1)[-1]
         head.add_row("conf", f"shuffle partitions {sp or '- (not recorded)'}" + (f", state store {provider}" if provider else "") + f", offsets log v{latest.version}")
+    for r in cp.repartitions:
+        head.add_row("repartition", f"batch {r.batch_id}: offline state repartition {r.from_partitions} → {r.to_partitions} partitions (no input read)")
+    if cp.commits:
+        fmt = f"v{cp.commits[-1].version}"
+        switches = [f"v{a.version}→v{c.version} at batch {c.batch_id}" for a, c in zip(cp.commits, cp.commits[1:]) if a.version != c.version]
+        checked = [m for m in cp.unique_ids if m.checked]
+        if checked:
+            fmt += f", state unique ids: {sum(m.found for m in checked)}/{sum(m.named for m in checked)} named files present over {len(checked)} commits"
+        head.add_row("checkpoint format", fmt + (f" ({', '.join(switches)})" if switches else ""))
     parts.append(head)
     # Kept verbatim for scripts written against the first inspect.
     parts.append(Text(f"latest batch (offsets) {_n(cp.latest_batch_id)}"))
@@ -124,10 +135,19 @@ def timeline(rows: tuple[BatchRow, ...]) -> Table:
     def mark(v: bool | None) -> Text:
         return Text("·", style="dim") if v is None else Text("✓", style="green") if v else Text("✗", style="red")
 
-    t = Table("batch", "offsets", "commit", "state", "sink", "files", "watermark (UTC)", "trigger time (UTC)", title="batches", title_justify="left")
+    def note(r: BatchRow) -> Text:
+        out = Text()
+        if r.repartition is not None:
+            out.append(f"repartition {r.repartition.from_partitions}→{r.repartition.to_partitions}", style="magenta")
+        m = r.unique_ids
+        if m is not None and m.checked:
+            out.append((" " if out else "") + f"ids {m.found}/{m.named}", style="green" if not m.missing else "bold red")
+        return out
+
+    t = Table("batch", "offsets", "commit", "state", "sink", "files", "watermark (UTC)", "trigger time (UTC)", "notes", title="batches", title_justify="left")
     for r in rows:
         t.add_row(str(r.batch_id), mark(r.has_offsets), mark(r.has_commit), mark(r.state_version), mark(r.sink_entry),
-                  _n(r.files_read), _short(r.watermark_ms) if r.watermark_ms else "-", _short(r.timestamp_ms))
+                  _n(r.files_read), _short(r.watermark_ms) if r.watermark_ms else "-", _short(r.timestamp_ms), note(r))
     return t
 
 
@@ -146,6 +166,14 @@ def batch(doc: dict) -> Group:
         parts.append(t)
     com = b["commit"]
     parts.append(Text("commit: none — not committed" if com is None else f"commit: log v{com['version']}, nextBatchWatermarkMs {_n(com['next_watermark_ms'])}"))
+    m = com and com.get("unique_ids_matched")
+    if m:
+        parts.append(Text(f"state unique ids: {m['found']}/{m['named']} named files present"
+                          + "".join(f"\n  missing: operator {x['operator_id']} partition {x['partition']} id {x['unique_id']}" for x in m["missing"]),
+                          style="bold red" if m["missing"] else ""))
+    if b.get("repartition"):
+        r = b["repartition"]
+        parts.append(Text(f"written by offline state repartition: {r['from_partitions']} → {r['to_partitions']} partitions (no input read)", style="magenta"))
     if b["files_read"]:
         t = Table("source", "file read", "modified")
         for f in b["files_read"]:
@@ -162,4 +190,27 @@ def batch(doc: dict) -> Group:
     return Group(*parts)
 
 
-__all__ = ["batch", "findings_table", "redact", "summary", "timeline"]
+def fleet_table(root: str, rows) -> Table | Text:
+    """``inspect --recursive``: one row per checkpoint (``FleetRow``), worst first."""
+    from streamwatch.checkpoint.fleet import age_text
+
+    if not rows:
+        return Text(f"no checkpoint under {root} (a checkpoint is a folder with offsets/ and metadata)", style="yellow")
+    t = Table("checkpoint", "query", "latest", "committed", "last commit", "in flight", "state", "worst finding",
+              title=f"{len(rows)} checkpoints under {root}", title_justify="left")
+    base = root.rstrip("/") + "/"
+    for r in rows:
+        where = r.path[len(base):] if r.path.startswith(base) else r.path
+        query = r.name or (r.query_id[:8] + "…" if r.query_id else "-")
+        if r.error:
+            worst = Text(f"unreadable: {r.error}", style="bold red")
+        elif r.finding is not None:
+            worst = Text(f"{r.finding.severity} {r.finding.code}: {r.finding.message}", style=STYLE[r.finding.severity])
+        else:
+            worst = Text("healthy", style="green")
+        t.add_row(where, query, _n(r.latest_batch), _n(r.last_committed), age_text(r.last_commit_ms),
+                  _n(r.in_flight), _bytes(r.state_bytes) if r.state_bytes is not None else "-", worst)
+    return t
+
+
+__all__ = ["batch", "findings_table", "fleet_table", "redact", "summary", "timeline"]

@@ -20,67 +20,60 @@ import re
 
 import orjson
 
-from streamwatch.checkpoint.fs import Storage
+from streamwatch.checkpoint.fs import Storage, Tree
 from streamwatch.checkpoint.logs import split_version
 from streamwatch.model.checkpoint import StateOperator, StatePartition, StateStoreInfo, StateVariable
 from streamwatch.model.findings import Finding
 
-_VERSION_FILE = re.compile(r"^(\d+)(?:_[0-9A-Za-z-]+)?\.(delta|snapshot|zip|changelog)$")
+_VERSION_NAMES = re.compile(r"(?m)^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot|zip|changelog)$")
+_KIND = {"delta": "hdfs", "snapshot": "hdfs", "zip": "rocksdb", "changelog": "rocksdb"}
 MAX_OPERATOR_METADATA_VERSION = 2
 
 
-def _walk_bytes(storage: Storage, folder: str) -> tuple[int, int]:
-    """(files, bytes) under ``folder``, recursively."""
-    items = storage.list(folder) or []
-    files = total = 0
-    for it in items:
-        if it.is_dir:
-            f, b = _walk_bytes(storage, storage.join(folder, it.name))
-            files += f
-            total += b
-        else:
-            files += 1
-            total += it.size
-    return files, total
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
 
 
-def _read_store(storage: Storage, folder: str, partition: int, store: str, kinds: set[str]) -> tuple[StatePartition, list[tuple[str, str]], bool]:
-    """One store folder → (StatePartition, (store name, folder) of nested stores, whether it
-    holds ``_metadata/schema``)."""
-    items = storage.list(folder) or []
+def parse_version_names(names: list[str]) -> tuple[set[int], set[int], dict[int, list[str]], set[str]]:
+    """State file names → (versions, snapshot versions (``.snapshot``/``.zip``), checkpoint-v2
+    unique ids per version, kinds seen (``"hdfs"``/``"rocksdb"``)). One regular-expression
+    pass over all names (no per-file call), no ``stat``."""
     versions: set[int] = set()
     snapshots: set[int] = set()
-    files = total = 0
-    nested: list[tuple[str, str]] = []
+    ids: dict[int, list[str]] = {}
+    kinds: set[str] = set()
+    for v, uid, ext in _VERSION_NAMES.findall("\n".join(names)):
+        n = int(v)
+        versions.add(n)
+        if ext in ("snapshot", "zip"):
+            snapshots.add(n)
+        if uid:
+            ids.setdefault(n, []).append(uid)
+        kinds.add(_KIND[ext])
+    return versions, snapshots, ids, kinds
+
+
+def _read_store(tree: Tree, partition: int, store: str, kinds: set[str]) -> tuple[StatePartition, list[tuple[str, Tree]], bool]:
+    """One store folder's listing → (StatePartition, (store name, listing) of nested stores,
+    whether it holds ``_metadata/schema``)."""
+    versions, snapshots, ids, k = parse_version_names(tree.files)
+    kinds |= k
+    files, total = len(tree.files), tree.bytes
+    nested: list[tuple[str, Tree]] = []
     has_schema = False
-    for it in items:
-        if it.is_dir:
-            sub = storage.join(folder, it.name)
-            if it.name == "SSTs":
-                kinds.add("rocksdb")
-                f, b = _walk_bytes(storage, sub)
-            elif it.name == "_metadata":
-                names = storage.list(sub) or []
-                has_schema = any(i.name == "schema" for i in names)
-                f, b = len(names), sum(i.size for i in names)
-            elif it.name.startswith("_") or it.name.startswith("."):
-                f, b = _walk_bytes(storage, sub)
-            else:
-                nested.append((it.name, sub))
-                continue
-            files += f
-            total += b
+    for name, sub in tree.dirs.items():
+        if name == "SSTs":
+            kinds.add("rocksdb")
+        elif name == "_metadata":
+            has_schema = "schema" in sub.files
+        elif not (name.startswith("_") or name.startswith(".")):
+            nested.append((name, sub))
             continue
-        files += 1
-        total += it.size
-        m = _VERSION_FILE.match(it.name)
-        if m:
-            v, ext = int(m.group(1)), m.group(2)
-            versions.add(v)
-            if ext in ("snapshot", "zip"):
-                snapshots.add(v)
-            kinds.add("hdfs" if ext in ("delta", "snapshot") else "rocksdb")
-    return StatePartition(partition, store, tuple(sorted(versions)), tuple(sorted(snapshots)), files, total), nested, has_schema
+        f, b = sub.total()
+        files += f
+        total = _add(total, b)
+    uids = tuple(sorted((v, u) for v, us in ids.items() for u in us))
+    return StatePartition(partition, store, tuple(sorted(versions)), tuple(sorted(snapshots)), files, total, uids), nested, has_schema
 
 
 def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> dict:
@@ -156,57 +149,83 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
     return out
 
 
-def read_state(storage: Storage, root: str, provider_hint: str | None = None) -> tuple[tuple[StateOperator, ...], list[Finding]]:
+def read_state(storage: Storage, root: str, provider_hint: str | None = None, *, sizes: bool = True) -> tuple[tuple[StateOperator, ...], list[Finding]]:
     """Every operator under ``<root>/state``. ``provider_hint`` (``"hdfs"``/``"rocksdb"``,
-    from the recorded conf) is used when no store file tells."""
+    from the recorded conf) is used when no store file tells. ``sizes`` False skips measuring
+    bytes where that costs a ``stat`` per file (``bytes`` None then): versions come from the
+    file names alone. Each partition folder is listed recursively, the partitions
+    ``storage.concurrency`` at a time (one listing request per partition on object storage)."""
     state_dir = storage.join(root, "state")
     items = storage.list(state_dir)
     if items is None:
         return (), []
     findings: list[Finding] = []
-    ops: list[StateOperator] = []
+    op_ids: list[tuple[int, str]] = []
     for it in sorted(items, key=lambda i: (not i.name.isdecimal(), int(i.name) if i.name.isdecimal() else 0, i.name)):
         path = storage.join(state_dir, it.name)
         if not it.is_dir or not it.name.isdecimal():
             if not it.name.startswith("."):
                 findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in state/", path))
             continue
-        ops.append(_read_operator(storage, path, int(it.name), provider_hint, findings))
+        op_ids.append((int(it.name), path))
+    # One listing per operator folder, then every partition folder of every operator at once.
+    listings = storage.map_concurrent(storage.list, [p for _, p in op_ids])
+    parts: list[tuple[int, str]] = []  # (operator index, partition folder name)
+    for i, ((_, path), listing) in enumerate(zip(op_ids, listings)):
+        parts += [(i, it.name) for it in listing or [] if it.is_dir and it.name.isdecimal()]
+    trees = storage.trees([storage.join(op_ids[i][1], name) for i, name in parts], sizes)
+    by_op: dict[int, list[tuple[str, Tree | None]]] = {}
+    for (i, name), tree in zip(parts, trees):
+        by_op.setdefault(i, []).append((name, tree))
+    ops = [
+        _read_operator(storage, path, op_id, listings[i] or [], by_op.get(i, []), provider_hint, findings, sizes)
+        for i, (op_id, path) in enumerate(op_ids)
+    ]
     return tuple(ops), findings
 
 
-def _read_operator(storage: Storage, op_folder: str, op_id: int, provider_hint: str | None, findings: list[Finding]) -> StateOperator:
+def _read_operator(
+    storage: Storage,
+    op_folder: str,
+    op_id: int,
+    listing: list,
+    partition_trees: list[tuple[str, Tree | None]],
+    provider_hint: str | None,
+    findings: list[Finding],
+    sizes: bool,
+) -> StateOperator:
     meta = _operator_metadata(storage, op_folder, findings)
     kinds: set[str] = set()
     partitions: list[StatePartition] = []
     schema_files: list[str] = []
-    total = 0
-    for it in storage.list(op_folder) or []:
+    total: int | None = 0
+    for it in listing:
         sub = storage.join(op_folder, it.name)
-        if it.name == "_stateSchema" and it.is_dir:
-            for store in storage.list(sub) or []:
-                if store.is_dir:
-                    schema_files += [f"_stateSchema/{store.name}/{f.name}" for f in storage.list(storage.join(sub, store.name)) or [] if not f.is_dir]
-            total += _walk_bytes(storage, sub)[1]
-            continue
-        if it.name == "_metadata" and it.is_dir:
-            total += _walk_bytes(storage, sub)[1]
+        if it.name in ("_stateSchema", "_metadata") and it.is_dir:
+            tree = storage.tree(sub, sizes)
+            if tree is None:
+                continue
+            if it.name == "_stateSchema":
+                schema_files += [f"_stateSchema/{store}/{f}" for store, t in tree.dirs.items() for f in t.files]
+            total = _add(total, tree.total()[1])
             continue
         if not it.is_dir or not it.name.isdecimal():
             if not it.name.startswith("."):
                 findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in a state operator folder", sub))
+    for name, tree in partition_trees:
+        if tree is None:
             continue
-        pid = int(it.name)
-        queue = [("default", sub, "")]
+        pid = int(name)
+        queue: list[tuple[str, Tree, str]] = [("default", tree, "")]
         while queue:
-            store, folder, rel = queue.pop()
-            part, nested, has_schema = _read_store(storage, folder, pid, store, kinds)
+            store, t, rel = queue.pop()
+            part, nested, has_schema = _read_store(t, pid, store, kinds)
             if part.versions or store != "default" or not nested:
                 partitions.append(part)
-            total += part.bytes
-            queue.extend((name, f, f"{rel}{name}/") for name, f in nested)
+            total = _add(total, part.bytes)
+            queue.extend((n, sub, f"{rel}{n}/") for n, sub in nested)
             if has_schema:
-                schema_files.append(f"{it.name}/{rel}_metadata/schema")
+                schema_files.append(f"{name}/{rel}_metadata/schema")
     partitions.sort(key=lambda p: (p.partition_id, p.store_name))
     provider = "rocksdb" if "rocksdb" in kinds else "hdfs" if "hdfs" in kinds else (provider_hint or "unknown")
     return StateOperator(

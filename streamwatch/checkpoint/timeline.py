@@ -13,13 +13,17 @@ def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
     ``state_version`` is True when every state operator holds version N+1 in every partition
     (None for a stateless query); ``sink_entry`` whether the file sink log holds batch N
     (None when no sink log is known); ``watermark_ms``/``timestamp_ms`` come from
-    ``offsets/N`` (None when it was not parsed, e.g. in a summary read). O(batches +
+    ``offsets/N`` (None when it was not parsed, e.g. in a summary read); state versions
+    count in the partition layout in effect for them (after an offline repartition, the new
+    one); ``repartition`` and ``unique_ids`` as in :class:`BatchRow`. O(batches +
     partitions × versions)."""
     offs = {e.batch_id: e for e in cp.offsets}
     off_ids = set(cp.offset_batch_ids) or set(offs)
     com_ids = set(cp.commit_batch_ids) or {c.batch_id for c in cp.commits}
     ids = sorted(off_ids | com_ids)
-    state_sets = [set(op.versions) for op in cp.state] if cp.state else None
+    state_sets = [set(cp.state_versions(op)) for op in cp.state] if cp.state else None
+    reps = {r.batch_id: r for r in cp.repartitions}
+    ids_by_batch = {m.batch_id: m for m in cp.unique_ids}
     sink = cp.sink
     sink_ids = set(sink.batch_ids) if sink is not None else set()
     sink_compact = sink.compact_batch_ids[-1] if sink is not None and sink.compact_batch_ids else -1
@@ -46,6 +50,8 @@ def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
                 timestamp_ms=e.timestamp_ms if e else None,
                 files_read=None if files is None else files.get(b, 0),
                 delta_versions=None if delta is None else tuple(delta.get(b, ())),
+                repartition=reps.get(b),
+                unique_ids=ids_by_batch.get(b),
             )
         )
     return tuple(rows)

@@ -16,17 +16,52 @@ Examples:
   streamwatch inspect CP --sink ./out/table   also read the sink's _spark_metadata or _delta_log
   streamwatch inspect s3://bucket/cp --json   fsspec URLs work too (needs s3fs)
   streamwatch inspect CP --check || alert     exit status by worst finding
+  streamwatch inspect CP --sizes              also measure state bytes (a stat per state file)
+  streamwatch inspect --recursive ./streamwatch-workspace/checkpoints --check
+                                              every checkpoint under a folder, worst first
 
 \b
 --check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
 (2 is click's own status for a bad option). Without --check the exit status is 0
-whenever PATH could be read, 4 otherwise. Nothing under PATH is ever written.
+whenever PATH could be read, 4 otherwise. With --recursive, --check exits with the
+worst status of all checkpoints found (4 when one could not be read). Nothing under
+PATH is ever written.
 """
 
 
 def _fail(msg: str) -> None:
     click.echo(f"streamwatch inspect: {msg}", err=True)
     sys.exit(ExitCode.UNREADABLE)
+
+
+def _fleet(root: str, as_json: bool, check: bool) -> None:
+    """``--recursive``: every checkpoint under ROOT, one row each, worst first."""
+    from streamwatch.checkpoint import CheckpointError
+    from streamwatch.checkpoint.fleet import read_fleet
+
+    if not as_json and sys.stderr.isatty():
+        click.echo(f"streamwatch inspect: searching {root} for checkpoints…", err=True)
+    try:
+        rows = read_fleet(root)
+    except CheckpointError as e:
+        _fail(str(e))
+        return
+    if as_json:
+        import orjson
+
+        from streamwatch.checkpoint.jsonout import fleet_doc
+
+        sys.stdout.buffer.write(orjson.dumps(fleet_doc(root, rows), option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+
+        from streamwatch.checkpoint.report import fleet_table
+
+        Console(soft_wrap=False).print(fleet_table(root, rows))
+    if check:
+        worst = max((r.rank for r in rows), default=-1)
+        sys.exit({3: ExitCode.UNREADABLE, 2: ExitCode.ERRORS, 1: ExitCode.WARNINGS}.get(worst, ExitCode.OK))
 
 
 @click.command(epilog=EPILOG)
@@ -36,7 +71,9 @@ def _fail(msg: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.inspect/1, see README).")
 @click.option("--check", is_flag=True, help="Exit status by worst finding: 0 ok, 1 warnings, 3 errors, 4 unreadable.")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (file sink or Delta table); discovered in a streamwatch workspace.")
-def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None) -> None:
+@click.option("--recursive", "-r", is_flag=True, help="PATH is a ROOT: one row per checkpoint found under it, worst first.")
+@click.option("--sizes", is_flag=True, help="Measure state store bytes on a local disk (one stat per file; object storage listings give them anyway).")
+def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None, recursive: bool, sizes: bool) -> None:
     """Summarise the checkpoint at PATH without starting Spark (read-only).
 
     Shows the query id, batches (first, latest, last committed, in flight), the
@@ -51,9 +88,15 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     if batches and batch_id is not None:
         click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
         sys.exit(ExitCode.USAGE)
+    if recursive:
+        if batches or batch_id is not None or sink:
+            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink need one PATH", err=True)
+            sys.exit(ExitCode.USAGE)
+        _fleet(path, as_json, check)
+        return
     full = batches or batch_id is not None
     try:
-        cp = read_checkpoint(path, sink=sink, full=full)
+        cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes)
     except CheckpointError as e:
         _fail(str(e))
         return

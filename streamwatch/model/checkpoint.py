@@ -31,6 +31,8 @@ from streamwatch.model.statestore import StateOperator, StatePartition, StateSto
 
 __all__ = [
     "BatchRow",
+    "Repartition",
+    "UniqueIdMatch",
     "Checkpoint",
     "CommitLogEntry",
     "CompactibleLog",
@@ -50,13 +52,44 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
+class Repartition:
+    """A batch written by offline state repartition (Spark 4.2
+    ``StreamingCheckpointManager.repartition``): ``offsets/<batch_id>`` repeats the previous
+    batch's source offsets and trigger time (it reads no input) with
+    ``spark.sql.shuffle.partitions`` changed from ``from_partitions`` to ``to_partitions``,
+    and the state is rewritten into ``to_partitions`` partitions as version ``batch_id + 1``."""
+
+    batch_id: int
+    from_partitions: int
+    to_partitions: int
+
+
+@dataclass(frozen=True, slots=True)
+class UniqueIdMatch:
+    """Checkpoint format v2: the state files ``commits/<batch_id>`` names (its
+    ``stateUniqueIds``, operator → partition → store unique ids, for state version
+    ``batch_id + 1``) matched to the ``<version>_<uniqueId>.zip/.changelog`` files present.
+    ``named`` ids in the commit, ``found`` of them with a file, ``missing`` as (operator id,
+    partition id, unique id); ``checked`` False when the version is older than every file
+    left in those folders (removed by state maintenance, nothing to match)."""
+
+    batch_id: int
+    named: int
+    found: int
+    missing: tuple[tuple[int, int, str], ...] = ()
+    checked: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class BatchRow:
     """One batch in :func:`streamwatch.checkpoint.batch_timeline`: whether ``offsets/N`` and
     ``commits/N`` exist, whether every state operator has state version N+1 (None when the
     query has no state), whether the file sink's log holds batch N (None when no sink log is
     known), the batch's watermark and trigger time (epoch ms, from ``offsets/N``),
     ``files_read`` (file-source entries with this batch id; None when not known) and
-    ``delta_versions`` (Delta sink versions written by this batch; None when no Delta log)."""
+    ``delta_versions`` (Delta sink versions written by this batch; None when no Delta log),
+    ``repartition`` when the batch was written by offline state repartition, and
+    ``unique_ids`` (checkpoint format v2: the commit's state unique ids matched to files)."""
 
     batch_id: int
     has_offsets: bool
@@ -67,6 +100,8 @@ class BatchRow:
     timestamp_ms: int | None
     files_read: int | None = None
     delta_versions: tuple[int, ...] | None = None
+    repartition: Repartition | None = None
+    unique_ids: UniqueIdMatch | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +128,33 @@ class Checkpoint:
     commit_batch_ids: tuple[int, ...] = ()
     sink_path: str | None = None
     complete: bool = True
+    repartitions: tuple[Repartition, ...] = ()
+    unique_ids: tuple[UniqueIdMatch, ...] = ()
+
+    def partitions_for_version(self, version: int) -> int | None:
+        """How many state partitions state version ``version`` has in the layout in effect
+        for it: the target of the last offline repartition at or before batch
+        ``version - 1``, else the source of the first later one; None without a repartition
+        (every partition folder then counts)."""
+        if not self.repartitions:
+            return None
+        done = [r for r in self.repartitions if r.batch_id + 1 <= version]
+        return done[-1].to_partitions if done else self.repartitions[0].from_partitions
+
+    def state_versions(self, op: StateOperator) -> tuple[int, ...]:
+        """Versions of ``op`` present in every partition of the layout in effect for each
+        version (:meth:`partitions_for_version`); without a repartition the same as
+        ``op.versions``."""
+        if not self.repartitions:
+            return op.versions
+        out = []
+        sets = {id(p): set(p.versions) for p in op.partitions}
+        for v in op.any_versions:
+            n = self.partitions_for_version(v)
+            rows = [p for p in op.partitions if n is None or p.partition_id < n]
+            if rows and all(v in sets[id(p)] for p in rows) and (n is None or len({p.partition_id for p in rows}) == n):
+                out.append(v)
+        return tuple(out)
 
     @property
     def latest_batch_id(self) -> int | None:

@@ -36,14 +36,17 @@ class StateVariable:
 class StatePartition:
     """One state store folder ``state/<op>/<partition>[/<store>]``: ``versions`` present
     (sorted; version v = state after batch v-1), ``snapshot_versions`` (HDFS ``.snapshot``
-    or RocksDB ``.zip``), file count and ``bytes`` (including ``SSTs/``)."""
+    or RocksDB ``.zip``), file count and ``bytes`` (including ``SSTs/``; None when the read
+    did not measure sizes). ``unique_ids``: (version, unique id) of every checkpoint-format-v2
+    file (``V_<uniqueId>.zip``/``.changelog``), sorted."""
 
     partition_id: int
     store_name: str
     versions: tuple[int, ...] = ()
     snapshot_versions: tuple[int, ...] = ()
     files: int = 0
-    bytes: int = 0
+    bytes: int | None = 0
+    unique_ids: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,7 @@ class StateOperator:
     ``provider`` (``"hdfs"``, ``"rocksdb"`` or ``"unknown"``, from the files), ``stores``
     from the metadata, ``partitions`` (one row per partition and store), ``schema_files``
     (paths relative to the operator folder), transformWithState ``state_variables``,
-    ``time_mode`` and ``output_mode``, ``bytes`` (total)."""
+    ``time_mode`` and ``output_mode``, ``bytes`` (total; None when sizes were not measured)."""
 
     operator_id: int
     path: str
@@ -67,7 +70,7 @@ class StateOperator:
     state_variables: tuple[StateVariable, ...] = ()
     time_mode: str | None = None
     output_mode: str | None = None
-    bytes: int = 0
+    bytes: int | None = 0
 
     @property
     def num_partitions(self) -> int:

@@ -303,16 +303,26 @@ def test_reading_while_a_writer_renames_and_purges(tmp_path):
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
+    import time
+
+    seen: set[int | None] = set()
+    reads = 0
+    deadline = time.monotonic() + 120  # generous: only a writer that never runs gets here
     try:
-        reads = 0
-        for _ in range(200):
-            cp = read_checkpoint(root)
-            batch_timeline(cp)
+        while reads < 200 or len(seen) < 2:  # until the log moved under us at least once
+            assert time.monotonic() < deadline, "the writer never moved the log while we read"
             reads += 1
+            cp = read_checkpoint(root)
+            rows = batch_timeline(cp)
+            # every read is a consistent picture: batch ids ascending, the latest one listed
+            assert [r.batch_id for r in rows] == sorted(set(cp.offset_batch_ids) | set(cp.commit_batch_ids))
+            assert cp.latest_batch_id == max(cp.offset_batch_ids, default=None)
+            seen.add(cp.latest_batch_id)
     finally:
         stop.set()
         t.join(5)
-    assert reads == 200
+    assert not t.is_alive()
+    assert reads >= 200 and len(seen) >= 2
 
 
 def test_crash_during_the_first_offsets_write_is_an_error(tmp_path, unchanged):

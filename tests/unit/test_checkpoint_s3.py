@@ -69,3 +69,43 @@ def test_cli_on_s3(s3, tmp_path):
     assert json.loads(r.output)["batches"]["in_flight"] == 3
     missing = CliRunner().invoke(main, ["inspect", "s3://cps/nothing-here"])
     assert missing.exit_code == 4 and "no such file or directory" in missing.stderr
+
+
+def test_s3_reads_list_per_folder_never_per_file(tmp_path):
+    """On object storage the reader lists each state partition folder once (recursively, one
+    paginated ListObjectsV2) and reads only the log files it parses: requests are counted at
+    the S3 server (a counting wrapper around moto's app), nothing is mocked."""
+    pytest.importorskip("moto.server", reason="moto[server] not installed")
+    pytest.importorskip("s3fs", reason="s3fs not installed")
+    from bench.inspect_bench import Shape, synthesize
+    from streamwatch.checkpoint import read_checkpoint
+    from tests.helpers.s3_counting import counting_s3
+
+    shape = Shape("test", batches=300, retained=20, files_per_batch=2, compact=10, operators=2, partitions=8,
+                  versions=20, snapshot_every=10, delta_bytes=16)
+    local = tmp_path / "cp"
+    files = synthesize(local, shape)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with counting_s3("counted") as s3:
+        def put(p: Path) -> None:
+            s3.client.put_object(Bucket="counted", Key=f"cp/{p.relative_to(local).as_posix()}", Body=p.read_bytes())
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(put, [p for p in local.rglob("*") if p.is_file()]))
+        s3.log.reset()
+        cp = read_checkpoint("s3://counted/cp", full=False, sizes=False)
+        counts = s3.log.snapshot()
+    here = read_checkpoint(local, full=False)
+    state_files = shape.operators * shape.partitions * (shape.versions + shape.versions // shape.snapshot_every)
+    assert files > state_files >= 350
+    # one listing per partition folder + a handful for the root, logs and operator folders
+    assert counts["list"] <= shape.operators * shape.partitions + 20, counts
+    # reads: the retained offsets and commits, the source log, operator metadata — no per-file HEAD/GET
+    assert counts.get("get", 0) <= 2 * shape.retained + shape.compact + 2 * shape.operators + 8, counts
+    assert counts.get("head", 0) <= 4, counts
+    assert sum(counts.values()) < state_files // 3, counts
+    # and the same answers as the local read, with sizes for free from the listings
+    assert [p.versions for op in cp.state for p in op.partitions] == [p.versions for op in here.state for p in op.partitions]
+    assert [op.bytes for op in cp.state] == [op.bytes for op in read_checkpoint(local, sizes=True).state]
+    assert sorted(f.code for f in cp.findings) == sorted(f.code for f in here.findings)
