@@ -30,6 +30,7 @@ from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
+from streamwatch.checkpoint.spark4 import find_repartitions
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint
@@ -267,7 +268,7 @@ class CheckpointWatcher:
         p = self.probe
         assert p is not None
         return [*health.log_findings(cp, p.join(d, "offsets"), p.join(d, "commits")),
-                *health.conf_findings(entries, p.join(d, "offsets")), *health.watermark_findings(cp)]
+                *health.conf_findings(entries, p.join(d, "offsets"), find_repartitions(entries)), *health.watermark_findings(cp)]
 
     def _new_findings(self, findings) -> list[CheckpointFinding]:
         out = []
