@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from streamwatch import __version__
+from streamwatch.cli.diff_cmd import diff
 from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
@@ -14,6 +15,7 @@ from streamwatch.cli.land_cmd import land
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.replay_cmd import replay
+from streamwatch.cli.retention_cmd import retention
 from streamwatch.cli.run_cmd import run
 from streamwatch.cli.watch_cmd import watch
 from streamwatch.errors import StreamwatchError, exit_code_for, one_line
@@ -66,3 +68,5 @@ main.add_command(replay)
 main.add_command(land)
 main.add_command(pipelines)
 main.add_command(watch)
+main.add_command(diff)
+main.add_command(retention)
