@@ -14,6 +14,7 @@ from streamwatch.cli.inspect_cmd import inspect
 from streamwatch.cli.land_cmd import land
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
+from streamwatch.cli.recover_cmd import recover
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.retention_cmd import retention
 from streamwatch.cli.run_cmd import run
@@ -70,3 +71,4 @@ main.add_command(pipelines)
 main.add_command(watch)
 main.add_command(diff)
 main.add_command(retention)
+main.add_command(recover)

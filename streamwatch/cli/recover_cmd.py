@@ -1,0 +1,101 @@
+"""``streamwatch recover CHECKPOINT --plan | --apply-to NEWDIR``: the smallest edit that lets
+Spark restart, written to a copy (the original is never touched). No JVM."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+EPILOG = """\b
+Examples:
+  streamwatch recover CP --plan               what blocks a restart, the fix, its cost
+  streamwatch recover CP --plan --json        schema streamwatch.recover/1 (README)
+  streamwatch recover CP --apply-to CP.fixed  write the repaired COPY; CP is untouched
+  # then point the query's checkpointLocation at CP.fixed
+
+\b
+Handles: commits-behind, previous-offsets-missing, offsets-not-empty-at-batch-0,
+a missing metadata file, torn/unparsable last offsets/commits files, .tmp
+leftovers, state versions missing for the last committed batch. Each repair says
+which batches re-run (same offsets) or are re-planned, and whether the sink may
+see a batch twice (file sink / Delta: no; foreachBatch: yes unless idempotent).
+Exit status: --plan 0 nothing blocks a restart, 1 repairs planned, 3 cannot be
+repaired (start a new checkpoint); --apply-to 0 written; 2 usage; 4 unreadable
+checkpoint or NEWDIR cannot be written.
+"""
+
+
+def _fail(code: int, msg: str) -> None:
+    click.echo(f"streamwatch recover: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("path", type=str)
+@click.option("--plan", "show_plan", is_flag=True, help="Print the repairs and their cost (default).")
+@click.option("--apply-to", "apply_to", type=str, default=None, metavar="NEWDIR", help="Write the repaired copy to NEWDIR (must not exist).")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (discovered in a streamwatch workspace).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.recover/1).")
+def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, as_json: bool) -> None:
+    """Plan (and apply to a copy) the smallest edits that let Spark restart the
+    query whose checkpoint is PATH."""
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint.ops import recover as ops
+
+    if show_plan and apply_to:
+        _fail(2, "use --plan or --apply-to NEWDIR, not both")
+    try:
+        cp = read_checkpoint(path, sink=sink, full=True)
+    except CheckpointError as e:
+        _fail(4, str(e))
+        return
+    doc = ops.plan(cp)
+    written: list[str] | None = None
+    if apply_to:
+        if not doc["recoverable"]:
+            _fail(3, "cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
+        try:
+            written = ops.apply_to(path, doc, apply_to)
+        except ops.RecoverError as e:
+            _fail(4, str(e))
+    out = ops.public(doc)
+    if written is not None:
+        out["applied_to"] = apply_to
+        out["edited"] = written
+    if as_json:
+        import orjson
+
+        sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        click.echo(render(out))
+    if written is not None:
+        sys.exit(0)
+    sys.exit(3 if not doc["recoverable"] else 1 if doc["repairs"] else 0)
+
+
+def _ids(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    return ", ".join(str(i) for i in ids) if len(ids) <= 4 else f"{ids[0]}–{ids[-1]} ({len(ids)})"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text report of a ``streamwatch.recover/1`` document."""
+    out = [f"{doc['path']}: " + (f"restart blocked by {', '.join(doc['blocking_findings'])}" if doc["blocking_findings"] else "nothing blocks a restart")]
+    for i, r in enumerate(doc["repairs"], 1):
+        out.append(f"{i}. [{r['finding']}] {r['summary']}")
+        for e in r["edits"]:
+            what = {"delete": "delete", "write": "write ", "copy": "copy  "}[e["action"]]
+            out.append(f"     {what} {e['path']}" + (f" ← {e['source']}" if e.get("source") else "") + (f"  {e['content']}" if e.get("content") else ""))
+    if doc["repairs"]:
+        a = doc["after"]
+        out.append(f"after: offsets end at {a['latest_offsets']}, commits at {a['last_commit']}")
+        out.append(f"cost: re-run {_ids(doc['rerun'])}; re-planned {_ids(doc['replanned'])}")
+        s = doc["sink"]
+        out.append(f"sink ({s['kind']}): " + ("may see a batch twice — " if s["sees_batch_twice"] else "sees no batch twice — ") + s["why"])
+    if doc.get("applied_to"):
+        out.append(f"repaired copy written to {doc['applied_to']} ({len(doc['edited'])} edits); the original is untouched")
+    return "\n".join(out)
