@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from streamwatch import __version__
+from streamwatch.cli.compat_cmd import compat
 from streamwatch.cli.diff_cmd import diff
 from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
@@ -72,3 +73,4 @@ main.add_command(watch)
 main.add_command(diff)
 main.add_command(retention)
 main.add_command(recover)
+main.add_command(compat)
