@@ -27,6 +27,8 @@ Examples:
   streamwatch                          dashboard on the bundled flights pipeline
   streamwatch run --pipeline flights   the same, explicitly
   streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
+  streamwatch diff OLD_CP NEW_CP       what changed between two snapshots of a checkpoint
+  streamwatch recover CP --plan        the smallest fix that lets a query restart
   streamwatch doctor                   versions, Java, Delta or Parquet tables
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
