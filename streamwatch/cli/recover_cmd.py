@@ -13,6 +13,8 @@ Examples:
   streamwatch recover CP --plan               what blocks a restart, the fix, its cost
   streamwatch recover CP --plan --json        schema streamwatch.recover/1 (README)
   streamwatch recover CP --apply-to CP.fixed  write the repaired COPY; CP is untouched
+  streamwatch recover CP --apply-to CP.fixed --verify --query jobs.orders:query
+                                              …and restart the query on a temporary copy of it
   # then point the query's checkpointLocation at CP.fixed
 
 \b
@@ -22,8 +24,9 @@ leftovers, state versions missing for the last committed batch. Each repair says
 which batches re-run (same offsets) or are re-planned, and whether the sink may
 see a batch twice (file sink / Delta: no; foreachBatch: yes unless idempotent).
 Exit status: --plan 0 nothing blocks a restart, 1 repairs planned, 3 cannot be
-repaired (start a new checkpoint); --apply-to 0 written; 2 usage; 4 unreadable
-checkpoint or NEWDIR cannot be written.
+repaired (start a new checkpoint); --apply-to 0 written (with --verify: and Spark
+restarted; 3 Spark refused); 2 usage; 4 unreadable checkpoint or NEWDIR cannot be
+written.
 """
 
 
@@ -37,8 +40,10 @@ def _fail(code: int, msg: str) -> None:
 @click.option("--plan", "show_plan", is_flag=True, help="Print the repairs and their cost (default).")
 @click.option("--apply-to", "apply_to", type=str, default=None, metavar="NEWDIR", help="Write the repaired copy to NEWDIR (must not exist).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (discovered in a streamwatch workspace).")
+@click.option("--verify", is_flag=True, help="With --apply-to and --query: start the query on a temporary copy of NEWDIR (and of its file sink) and report whether Spark restarted.")
+@click.option("--query", "query", type=str, default=None, metavar="MODULE:FUNCTION", help="Builds the query (a DataStreamWriter, not started) for --verify.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.recover/1).")
-def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, as_json: bool) -> None:
+def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, verify: bool, query: str | None, as_json: bool) -> None:
     """Plan (and apply to a copy) the smallest edits that let Spark restart the
     query whose checkpoint is PATH."""
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
@@ -46,6 +51,8 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
 
     if show_plan and apply_to:
         _fail(2, "use --plan or --apply-to NEWDIR, not both")
+    if verify and not (apply_to and query):
+        _fail(2, "--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
     try:
         cp = read_checkpoint(path, sink=sink, full=True)
     except CheckpointError as e:
@@ -64,6 +71,8 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     if written is not None:
         out["applied_to"] = apply_to
         out["edited"] = written
+    if verify and written is not None:
+        out["spark"] = _verify(query, apply_to, cp.sink_path)  # type: ignore[arg-type]
     if as_json:
         import orjson
 
@@ -72,8 +81,24 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     else:
         click.echo(render(out))
     if written is not None:
-        sys.exit(0)
+        sys.exit(0 if out.get("spark", {}).get("restarted", True) else 3)
     sys.exit(3 if not doc["recoverable"] else 1 if doc["repairs"] else 0)
+
+
+def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
+    """Spark's answer: start the query with availableNow on a temporary copy of NEWDIR."""
+    click.echo("--verify: starting the query on a temporary copy of the repaired checkpoint…", err=True)
+    from streamwatch.cli.compat_cmd import _session
+    from streamwatch.spark import compat as sc
+
+    spark = _session()
+    try:
+        writer = sc.load_writer(query, spark, search_path=".")
+    except sc.QueryLoadError as e:
+        _fail(2, str(e))
+        raise
+    ans = sc.verify(writer, newdir, sink_path)
+    return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
 
 
 def _ids(ids: list[int]) -> str:
@@ -96,6 +121,9 @@ def render(doc: dict[str, Any]) -> str:
         out.append(f"cost: re-run {_ids(doc['rerun'])}; re-planned {_ids(doc['replanned'])}")
         s = doc["sink"]
         out.append(f"sink ({s['kind']}): " + ("may see a batch twice — " if s["sees_batch_twice"] else "sees no batch twice — ") + s["why"])
+    if doc.get("spark") is not None:
+        sp = doc["spark"]
+        out.append("Spark: " + (f"restarted on a copy, {sp['batches_run']} batch(es) run" if sp["restarted"] else f"refused: {sp['error']}"))
     if doc.get("applied_to"):
         out.append(f"repaired copy written to {doc['applied_to']} ({len(doc['edited'])} edits); the original is untouched")
     return "\n".join(out)

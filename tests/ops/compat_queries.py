@@ -96,3 +96,9 @@ def add_source(spark):
 
 def not_a_writer(spark):
     return 42
+
+
+def recover_query(spark):
+    """The stateless file → Parquet query of the recover tests (PATHS recover_in/recover_out)."""
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(PATHS["recover_in"])
+    return df.writeStream.format("parquet").option("path", PATHS["recover_out"]).outputMode("append")

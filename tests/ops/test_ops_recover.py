@@ -142,3 +142,22 @@ def test_plan_on_a_healthy_checkpoint_and_bad_newdir(base, tmp_path, unchanged):
     r = CliRunner().invoke(main, ["recover", str(base.cp), "--plan", "--apply-to", str(tmp_path / "n")])
     assert r.exit_code == 2
     assert "Examples:" in CliRunner().invoke(main, ["recover", "--help"]).output
+
+
+def test_verify_restarts_a_temporary_copy(base, tmp_path, unchanged):
+    from tests.ops import compat_queries as cq
+
+    broken = _break(base, tmp_path, _rm("commits/3", "commits/4"))
+    unchanged(broken.out)
+    cq.PATHS.update(recover_in=str(base.landing), recover_out=str(broken.out))
+    fixed = tmp_path / "fixed-cp"
+    r = CliRunner().invoke(main, ["recover", str(broken.cp), "--apply-to", str(fixed), "--verify",
+                                  "--query", "tests.ops.compat_queries:recover_query", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["spark"]["restarted"] is True and doc["spark"]["error"] is None
+    assert doc["spark"]["batches_run"] == 1  # batch 4 re-ran; 3's commit was restored
+    # --verify worked on a temporary copy: NEWDIR is what a plain --apply-to writes
+    plain = tmp_path / "plain-cp"
+    assert CliRunner().invoke(main, ["recover", str(broken.cp), "--apply-to", str(plain)]).exit_code == 0
+    assert unchanged.digest(fixed) == unchanged.digest(plain)
