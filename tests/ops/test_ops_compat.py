@@ -4,7 +4,6 @@ change, and Spark's own answer (--verify) on a temporary copy agrees with it."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
