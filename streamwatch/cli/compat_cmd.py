@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch compat CP --query jobs.orders:changed_query
@@ -69,7 +71,7 @@ def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool)
         cp = read_checkpoint(path, sink=sink, full=True)
         storage, _ = open_storage(path)
     except CheckpointError as e:
-        _fail(4, str(e))
+        _fail(ExitCode.UNREADABLE, str(e))
         return
     click.echo("starting Spark to analyse the query (no batch runs)…", err=True)
     from streamwatch.spark import compat as sc
@@ -79,7 +81,7 @@ def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool)
         writer = sc.load_writer(query, spark, search_path=".")
         new = sc.shape(writer)
     except sc.QueryLoadError as e:
-        _fail(2, str(e))
+        _fail(ExitCode.USAGE, str(e))
         return
     doc = check(cp, storage, new)
     if verify:
@@ -94,7 +96,7 @@ def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool)
         sys.stdout.flush()
     else:
         click.echo(render(doc))
-    sys.exit(RANK[doc["verdict"]])
+    sys.exit(ExitCode(RANK[doc["verdict"]]))
 
 
 def render(doc: dict[str, Any]) -> str:

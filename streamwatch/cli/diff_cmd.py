@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   cp -r CP /tmp/cp-yesterday                 keep a copy, let the query run…
@@ -25,7 +27,7 @@ Exit status: 0 no change, 1 changes found, 2 usage, 4 unreadable input.
 Nothing under OLD or NEW is ever written.
 """
 
-USAGE, UNREADABLE = 2, 4
+USAGE, UNREADABLE = ExitCode.USAGE, ExitCode.UNREADABLE
 
 
 def _fail(code: int, msg: str) -> None:
@@ -103,7 +105,7 @@ def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None
         from rich.console import Console
 
         Console(soft_wrap=True, highlight=False).print(render(doc), markup=False)
-    sys.exit(1 if ops.changed(doc) else 0)
+    sys.exit(ExitCode.WARNINGS if ops.changed(doc) else ExitCode.OK)
 
 
 def _span(s: list[int] | None) -> str:

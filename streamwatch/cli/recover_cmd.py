@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch recover CP --plan               what blocks a restart, the fix, its cost
@@ -50,23 +52,23 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     from streamwatch.checkpoint.ops import recover as ops
 
     if show_plan and apply_to:
-        _fail(2, "use --plan or --apply-to NEWDIR, not both")
+        _fail(ExitCode.USAGE, "use --plan or --apply-to NEWDIR, not both")
     if verify and not (apply_to and query):
-        _fail(2, "--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
+        _fail(ExitCode.USAGE, "--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
     try:
         cp = read_checkpoint(path, sink=sink, full=True)
     except CheckpointError as e:
-        _fail(4, str(e))
+        _fail(ExitCode.UNREADABLE, str(e))
         return
     doc = ops.plan(cp)
     written: list[str] | None = None
     if apply_to:
         if not doc["recoverable"]:
-            _fail(3, "cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
+            _fail(ExitCode.ERRORS, "cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
         try:
             written = ops.apply_to(path, doc, apply_to)
         except ops.RecoverError as e:
-            _fail(4, str(e))
+            _fail(ExitCode.UNREADABLE, str(e))
     out = ops.public(doc)
     if written is not None:
         out["applied_to"] = apply_to
@@ -81,8 +83,8 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     else:
         click.echo(render(out))
     if written is not None:
-        sys.exit(0 if out.get("spark", {}).get("restarted", True) else 3)
-    sys.exit(3 if not doc["recoverable"] else 1 if doc["repairs"] else 0)
+        sys.exit(ExitCode.OK if out.get("spark", {}).get("restarted", True) else ExitCode.ERRORS)
+    sys.exit(ExitCode.ERRORS if not doc["recoverable"] else ExitCode.WARNINGS if doc["repairs"] else ExitCode.OK)
 
 
 def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
     try:
         writer = sc.load_writer(query, spark, search_path=".")
     except sc.QueryLoadError as e:
-        _fail(2, str(e))
+        _fail(ExitCode.USAGE, str(e))
         raise
     ans = sc.verify(writer, newdir, sink_path)
     return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from streamwatch.errors import ExitCode
+
 EPILOG = """\b
 Examples:
   streamwatch retention ./streamwatch-workspace/checkpoints/flights/gold
@@ -48,10 +50,10 @@ def retention(path: str, min_batches: int | None, sink: str | None, as_json: boo
         sink_storage = open_storage(cp.sink_path)[0] if cp.sink_path else None
         doc = plan(storage, root, cp, min_batches, sink_storage)
     except (CheckpointError, StorageError) as e:
-        _fail(4, str(e))
+        _fail(ExitCode.UNREADABLE, str(e))
         return
     except OSError as e:
-        _fail(4, f"{path}: unreadable ({e.strerror or e})")
+        _fail(ExitCode.UNREADABLE, f"{path}: unreadable ({e.strerror or e})")
         return
     if as_json:
         import orjson
