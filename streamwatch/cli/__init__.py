@@ -7,13 +7,17 @@ from __future__ import annotations
 import click
 
 from streamwatch import __version__
+from streamwatch.cli.compat_cmd import compat
+from streamwatch.cli.diff_cmd import diff
 from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
 from streamwatch.cli.land_cmd import land
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
+from streamwatch.cli.recover_cmd import recover
 from streamwatch.cli.replay_cmd import replay
+from streamwatch.cli.retention_cmd import retention
 from streamwatch.cli.run_cmd import run
 from streamwatch.cli.watch_cmd import watch
 from streamwatch.errors import StreamwatchError, exit_code_for, one_line
@@ -23,6 +27,8 @@ Examples:
   streamwatch                          dashboard on the bundled flights pipeline
   streamwatch run --pipeline flights   the same, explicitly
   streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
+  streamwatch diff OLD_CP NEW_CP       what changed between two snapshots of a checkpoint
+  streamwatch recover CP --plan        the smallest fix that lets a query restart
   streamwatch doctor                   versions, Java, Delta or Parquet tables
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
@@ -66,3 +72,7 @@ main.add_command(replay)
 main.add_command(land)
 main.add_command(pipelines)
 main.add_command(watch)
+main.add_command(diff)
+main.add_command(retention)
+main.add_command(recover)
+main.add_command(compat)

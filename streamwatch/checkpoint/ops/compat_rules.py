@@ -1,0 +1,286 @@
+"""``streamwatch compat``: will a changed query restart from this checkpoint? One verdict per
+rule (schema ``streamwatch.compat/1``), from the checkpoint's files and the new query's shape
+(:class:`NewQuery`, extracted from Spark by :mod:`streamwatch.spark.compat` without running a
+batch). Pure Python: no pyspark here.
+
+Rules, after Spark's "Recovery Semantics after Changes in a Streaming Query" and the checks
+Spark 4.x makes on restart:
+
+* sources: the number of sources must match the offsets log (``MicroBatchExecution``
+  refuses otherwise), each source's kind must read the recorded offset; a file source with a
+  different path (moved, or two sources swapped) is refused by Spark 4.2: its source log
+  lists files outside the new path; maxFilesPerTrigger and other rate options are fine;
+* sink: a different kind or file sink path is allowed — a new file sink path starts a new
+  ``_spark_metadata`` (no dedup with what the old folder holds); a file sink supports the
+  append output mode only;
+* stateful operators: their number and names must match ``state/<id>`` (operator ids are
+  assigned from the sink down); key and value schemas must match the stored state schema
+  (``StateSchemaCompatibilityChecker``: same number of fields, same types; names are ignored);
+* confs recorded in the offsets log (shuffle partitions, state store provider, state format
+  versions, checkpoint format version…): Spark restores the checkpoint's value on restart
+  (``OffsetSeqMetadata.setSessionConf``), so a changed session value is ignored for this query;
+* watermark delay changes are allowed: state is evicted by the new watermark from the next
+  batch, late-row cutoffs change; a query name is not stored in the checkpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+import orjson
+
+from streamwatch.checkpoint.fs import Storage
+from streamwatch.model.checkpoint import Checkpoint
+
+SCHEMA = "streamwatch.compat/1"
+Verdict = Literal["compatible", "allowed", "incompatible"]
+RANK = {"compatible": 0, "allowed": 1, "incompatible": 3}
+
+#: Logical plan node → the operator name Spark records in operator metadata.
+OPERATOR_NAMES = {
+    "Aggregate": "stateStoreSave",
+    "Deduplicate": "dedupe",
+    "DeduplicateWithinWatermark": "dedupeWithinWatermark",
+    "Join": "symmetricHashJoin",
+    "FlatMapGroupsWithState": "flatMapGroupsWithState",
+    "TransformWithState": "transformWithStateExec",
+}
+#: Offsets-log confs Spark restores from the checkpoint on restart.
+RESTORED_CONFS = (
+    "spark.sql.shuffle.partitions",
+    "spark.sql.streaming.stateStore.providerClass",
+    "spark.sql.streaming.aggregation.stateFormatVersion",
+    "spark.sql.streaming.join.stateFormatVersion",
+    "spark.sql.streaming.flatMapGroupsWithState.stateFormatVersion",
+    "spark.sql.streaming.stateStore.checkpointFormatVersion",
+    "spark.sql.streaming.stateStore.encodingFormat",
+    "spark.sql.streaming.multipleWatermarkPolicy",
+    "spark.sql.streaming.stateStore.compression.codec",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewSource:
+    """A source of the new query: ``kind`` (``file``, ``kafka``, ``rate``, ``delta``…),
+    ``path`` (file sources), ``options`` as given to the reader."""
+
+    kind: str
+    path: str | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class NewOperator:
+    """A stateful operator of the new query, in operator-id order: ``name`` as recorded in
+    operator metadata, key/value schemas as Spark's StructType JSON (None when not known)."""
+
+    name: str
+    key_schema: Any = None
+    value_schema: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewQuery:
+    """The changed query, as configured (never started): sink ``format``, ``sink_path``,
+    ``output_mode`` (append/update/complete), ``query_name``, watermark delays (ms), and the
+    session's values of the restored confs."""
+
+    sources: tuple[NewSource, ...]
+    operators: tuple[NewOperator, ...]
+    sink_format: str | None
+    sink_path: str | None
+    output_mode: str
+    query_name: str | None = None
+    watermark_delays_ms: tuple[int, ...] = ()
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+
+def read_schema_file(data: bytes) -> list[Any]:
+    """The StructType JSON documents in a state schema file (v1/v2: Java ``writeUTF`` chunks
+    after a ``vN`` version; v3: JSON lines): key schema first, then value schema."""
+    out = []
+    dec = orjson.loads
+    for m in re.finditer(rb'\{"type":"struct"', data):
+        depth, i = 0, m.start()
+        for j in range(i, len(data)):
+            c = data[j : j + 1]
+            if c == b"{":
+                depth += 1
+            elif c == b"}":
+                depth -= 1
+                if depth == 0:
+                    try:
+                        out.append(dec(data[i : j + 1]))
+                    except orjson.JSONDecodeError:
+                        pass
+                    break
+    # keep only top-level documents (nested structs are inside an earlier one)
+    top: list[Any] = []
+    for doc in out:
+        if not any(_contains(t, doc) for t in top):
+            top.append(doc)
+    return top
+
+
+def _contains(outer: Any, inner: Any) -> bool:
+    if outer is inner:
+        return False
+    if outer == inner:
+        return True
+    if isinstance(outer, dict):
+        return any(_contains(v, inner) for v in outer.values())
+    if isinstance(outer, list):
+        return any(_contains(v, inner) for v in outer)
+    return False
+
+
+def shape(t: Any) -> Any:
+    """A StructType JSON without names, nullability and metadata (what the compatibility
+    checker compares)."""
+    if isinstance(t, dict):
+        if t.get("type") == "struct":
+            return ("struct", tuple(shape(f.get("type")) for f in t.get("fields", [])))
+        if t.get("type") == "array":
+            return ("array", shape(t.get("elementType")))
+        if t.get("type") == "map":
+            return ("map", shape(t.get("keyType")), shape(t.get("valueType")))
+        return orjson.dumps(t).decode()
+    return t
+
+
+def _types(t: Any) -> str:
+    s = shape(t)
+
+    def fmt(x: Any) -> str:
+        if isinstance(x, tuple):
+            if x[0] == "struct":
+                return "struct<" + ",".join(fmt(y) for y in x[1]) + ">"
+            return f"{x[0]}<" + ",".join(fmt(y) for y in x[1:]) + ">"
+        return str(x)
+
+    return fmt(s)
+
+
+def _watermark_ms(schema: Any) -> int | None:
+    for f in (schema or {}).get("fields", []) if isinstance(schema, dict) else []:
+        v = (f.get("metadata") or {}).get("spark.watermarkDelayMs")
+        if isinstance(v, int):
+            return v
+    return None
+
+
+def _row(rule: str, verdict: Verdict, reason: str, source: str | None) -> dict[str, Any]:
+    return {"rule": rule, "verdict": verdict, "reason": reason, "checkpoint_file": source}
+
+
+def _schema_of(storage: Storage, op_path: str, files: tuple[str, ...]) -> tuple[list[Any], str | None]:
+    for rel in sorted(files, key=lambda f: (not f.endswith("_metadata/schema"), f), reverse=False):
+        path = storage.join(op_path, *rel.split("/"))
+        try:
+            docs = read_schema_file(storage.read(path))
+        except OSError:
+            continue
+        if docs:
+            return docs, path
+    return [], None
+
+
+def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
+    """The verdict per rule for restarting ``new`` from ``cp`` (``storage`` reads the schema
+    files). Returns the ``streamwatch.compat/1`` document (without Spark's --verify answer)."""
+    rows: list[dict[str, Any]] = []
+    latest = cp.latest_offsets
+    off_path = f"{cp.path.rstrip('/')}/offsets/{latest.batch_id}" if latest else None
+    old_src = list(zip(latest.source_ids, latest.parsed)) if latest else []
+    if latest is None:
+        rows.append(_row("sources", "compatible", "no batch planned yet: the query starts fresh", None))
+    elif len(old_src) != len(new.sources):
+        rows.append(_row("sources", "incompatible", f"the offsets log has {len(old_src)} source(s), the query {len(new.sources)}: Spark refuses to continue", off_path))
+    else:
+        rows.append(_row("sources", "compatible", f"{len(new.sources)} source(s) on both sides", off_path))
+        for i, ((sid, p), ns) in enumerate(zip(old_src, new.sources)):
+            kind = p.kind if p else None
+            if kind in ("number", "raw", None) or kind == ns.kind:
+                pass
+            else:
+                rows.append(_row(f"source {i} kind", "incompatible", f"the checkpoint holds a {kind} offset, the query reads {ns.kind} here", off_path))
+                continue
+            if ns.kind == "file":
+                log = next((s for s in cp.sources if s.index == i), None)
+                dirs = {e.path.rsplit("/", 1)[0] for e in log.entries} if log and log.entries_loaded else set()
+                want = _norm(ns.path)
+                if dirs and want and not any(_norm(d) == want for d in dirs):
+                    rows.append(_row(f"source {i} path", "incompatible",
+                                     f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark refuses "
+                                     "a source log whose files are outside the source's path (a moved or swapped source needs a new checkpoint)",
+                                     log.path if log else None))
+                else:
+                    rows.append(_row(f"source {i} path", "compatible", "same folder", log.path if log else off_path))
+            opts = {k: v for k, v in ns.options.items() if k.lower() != "path"}
+            if opts:
+                rows.append(_row(f"source {i} options", "compatible", "reader options (" + ", ".join(sorted(opts)) + ") may change across restarts", None))
+    # sink
+    fmt = (new.sink_format or "").lower()
+    if cp.sink is not None or cp.delta_sink is not None:
+        old_kind = "file" if cp.sink is not None else "delta"
+        new_kind = "file" if fmt in ("parquet", "json", "csv", "orc", "text") else fmt
+        if new_kind != old_kind:
+            rows.append(_row("sink kind", "allowed", f"sink changes from {old_kind} to {fmt}: the new sink starts without the old one's batches", cp.sink_path))
+        elif _norm(new.sink_path) != _norm(cp.sink_path):
+            rows.append(_row("sink path", "allowed", f"the sink moves to {new.sink_path}: a new _spark_metadata starts there, the old folder keeps what was written", cp.sink_path))
+        else:
+            rows.append(_row("sink path", "compatible", "same sink folder", cp.sink_path))
+    if fmt in ("parquet", "json", "csv", "orc", "text") and new.output_mode != "append":
+        rows.append(_row("output mode", "incompatible", f"the {fmt} file sink supports the append output mode only, not {new.output_mode}", None))
+    # stateful operators
+    ops = list(cp.state)
+    names_old = [op.name or "?" for op in ops]
+    names_new = [o.name for o in new.operators]
+    if len(ops) != len(new.operators) or any(a not in ("?", b) for a, b in zip(names_old, names_new)):
+        rows.append(_row("stateful operators", "incompatible",
+                         f"the checkpoint has {names_old or 'no state'}, the query {names_new or 'no stateful operator'}", f"{cp.path.rstrip('/')}/state"))
+    else:
+        if ops:
+            rows.append(_row("stateful operators", "compatible", f"{names_new} on both sides", f"{cp.path.rstrip('/')}/state"))
+        for op, no in zip(ops, new.operators):
+            docs, spath = _schema_of(storage, op.path, op.schema_files)
+            for what, old_s, new_s in (("key", docs[0] if docs else None, no.key_schema), ("value", docs[1] if len(docs) > 1 else None, no.value_schema)):
+                if old_s is None or new_s is None:
+                    continue
+                if shape(old_s) == shape(new_s):
+                    rows.append(_row(f"state {op.operator_id} {what} schema", "compatible", _types(new_s), spath))
+                else:
+                    rows.append(_row(f"state {op.operator_id} {what} schema", "incompatible",
+                                     f"stored {_types(old_s)}, the query needs {_types(new_s)} (StateSchemaCompatibilityChecker)", spath))
+            if docs and new.watermark_delays_ms:
+                old_wm = _watermark_ms(docs[0])
+                if old_wm is not None and old_wm not in new.watermark_delays_ms:
+                    rows.append(_row("watermark", "allowed",
+                                     f"delay {old_wm} ms → {new.watermark_delays_ms[0]} ms: state is evicted by the new watermark from the next batch; late rows are cut off differently", spath))
+            if op.output_mode and op.output_mode.lower() != new.output_mode:
+                rows.append(_row("output mode", "allowed", f"state written in {op.output_mode} mode, the query uses {new.output_mode}", op.path))
+    # restored confs
+    if latest is not None:
+        for key in RESTORED_CONFS:
+            old_v, new_v = latest.conf.get(key), new.conf.get(key)
+            if old_v is None or new_v is None or old_v == new_v:
+                continue
+            if key == "spark.sql.shuffle.partitions" and not ops:
+                rows.append(_row(key, "compatible", f"{old_v} → {new_v}: stateless query (Spark still keeps the checkpoint's value)", off_path))
+                continue
+            rows.append(_row(key, "allowed", f"{old_v} → {new_v}: Spark restores the checkpoint's {old_v} for this query and ignores the new value", off_path))
+    if new.query_name:
+        rows.append(_row("query name", "compatible", "the query name is not stored in the checkpoint", None))
+    worst = max((RANK[r["verdict"]] for r in rows), default=0)
+    verdict = {0: "compatible", 1: "allowed", 3: "incompatible"}[worst]
+    return {"schema": SCHEMA, "path": cp.path, "query_id": cp.query_id, "verdict": verdict, "rules": rows}
+
+
+def _norm(p: str | None) -> str | None:
+    if p is None:
+        return None
+    p = p.removeprefix("file://").removeprefix("file:")
+    p = re.sub(r"^/+", "/", p)
+    return p.rstrip("/")

@@ -1,0 +1,245 @@
+"""``streamwatch diff``: what changed between two snapshots of one checkpoint (schema
+``streamwatch.diff/1``).
+
+Compares two :class:`~streamwatch.checkpoint.ops.snapshot.Snapshot` objects: batches planned
+and purged, each source's offset movement (file-source log files added, Kafka offsets per
+partition, rate/Delta/number fields), watermark movement (ms), conf keys added/removed/changed,
+state versions and bytes per operator and partition, sink log entries added, findings that
+appeared or cleared. :func:`at_batch` makes the snapshot of one checkpoint as of batch N, for
+``--from-batch A --to-batch B``.
+
+The document is plain JSON types; keys are stable within ``streamwatch.diff/1`` (new keys may
+be added; renaming or removing one bumps the version). Sizes are bytes, times epoch ms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamwatch.checkpoint.jsonout import iso, redact
+from streamwatch.checkpoint.ops.snapshot import OperatorState, Snapshot, SourceState
+from streamwatch.model.checkpoint import Checkpoint
+
+SCHEMA = "streamwatch.diff/1"
+
+
+class BatchRangeError(ValueError):
+    """``--from-batch``/``--to-batch`` name a batch whose ``offsets/N`` is not in the
+    checkpoint, or A > B."""
+
+
+def _span(a: int | None, b: int | None) -> list[int] | None:
+    """Inclusive [a, b] when a <= b, else None."""
+    return [a, b] if a is not None and b is not None and a <= b else None
+
+
+def _num(v: Any) -> int | float | None:
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _source_change(old: SourceState | None, new: SourceState | None) -> dict[str, Any]:
+    kind = (new or old).kind if (new or old) else None  # type: ignore[union-attr]
+    doc: dict[str, Any] = {
+        "id": (new or old).source_id,  # type: ignore[union-attr]
+        "kind": kind,
+        "old": old.raw if old else None,
+        "new": new.raw if new else None,
+        "changed": (old.raw if old else None) != (new.raw if new else None),
+    }
+    if old is None or new is None:
+        doc["note"] = "source added" if old is None else "source removed"
+        return doc
+    if old.kind != new.kind:
+        doc["note"] = f"kind changed {old.kind} → {new.kind}"
+        return doc
+    if kind == "file":
+        lo, hi = _num(old.fields.get("logOffset")), _num(new.fields.get("logOffset"))
+        doc["log_offset"] = {"old": lo, "new": hi}
+        files = None
+        if new.files is not None and lo is not None and hi is not None:
+            files = sorted(p for p, b in new.files if lo < b <= hi)
+        doc["files_added"] = len(files) if files is not None else None
+        doc["files"] = files
+        if files is None and old.log_entries is not None and new.log_entries is not None:
+            doc["log_entries"] = {"old": old.log_entries, "new": new.log_entries}
+    elif kind == "kafka":
+        rows = []
+        topics = sorted(set(old.fields) | set(new.fields))
+        for t in topics:
+            op, np_ = old.fields.get(t) or {}, new.fields.get(t) or {}
+            if not isinstance(op, dict) or not isinstance(np_, dict):
+                continue
+            for p in sorted(set(op) | set(np_), key=lambda x: (len(str(x)), str(x))):
+                a, b = _num(op.get(p)), _num(np_.get(p))
+                rows.append({"topic": t, "partition": str(p), "old": a, "new": b, "delta": (b - a) if a is not None and b is not None else None})
+        doc["partitions"] = rows
+        doc["records"] = sum(r["delta"] for r in rows if r["delta"] is not None)
+    else:
+        fields = {}
+        for k in sorted(set(old.fields) | set(new.fields)):
+            a, b = old.fields.get(k), new.fields.get(k)
+            if a == b:
+                continue
+            d: dict[str, Any] = {"old": a, "new": b}
+            if _num(a) is not None and _num(b) is not None:
+                d["delta"] = b - a
+            fields[k] = d
+        doc["fields"] = fields
+    return doc
+
+
+def _state_change(old: OperatorState | None, new: OperatorState | None) -> dict[str, Any]:
+    o = new or old
+    assert o is not None
+    doc: dict[str, Any] = {
+        "operator_id": o.operator_id,
+        "name": o.name,
+        "versions": {"old": list(old.versions) if old and old.versions else None, "new": list(new.versions) if new and new.versions else None},
+        "bytes": {"old": old.bytes if old else None, "new": new.bytes if new else None},
+        "bytes_delta": (new.bytes - old.bytes) if old and new and old.bytes is not None and new.bytes is not None else None,
+        "partitions": None,
+    }
+    if old and new and old.partitions is not None and new.partitions is not None:
+        rows = []
+        for key in sorted(set(old.partitions) | set(new.partitions)):
+            ov, ob = old.partitions.get(key, (None, None))
+            nv, nb = new.partitions.get(key, (None, None))
+            if (ov, ob) == (nv, nb):
+                continue
+            rows.append({"partition": key[0], "store": key[1], "version": {"old": ov, "new": nv}, "bytes": {"old": ob, "new": nb}})
+        doc["partitions"] = rows
+    return doc
+
+
+def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
+    """The ``streamwatch.diff/1`` document for OLD → NEW (see the README's "Checkpoint
+    operations")."""
+    n_src = max(len(old.sources), len(new.sources))
+    sources = [
+        _source_change(old.sources[i] if i < len(old.sources) else None, new.sources[i] if i < len(new.sources) else None)
+        for i in range(n_src)
+    ]
+    old_ops = {o.operator_id: o for o in old.state}
+    new_ops = {o.operator_id: o for o in new.state}
+    state = [_state_change(old_ops.get(i), new_ops.get(i)) for i in sorted(set(old_ops) | set(new_ops))]
+    oc, nc = dict(old.conf), dict(new.conf)
+    conf = {
+        "added": {k: nc[k] for k in sorted(set(nc) - set(oc))},
+        "removed": {k: oc[k] for k in sorted(set(oc) - set(nc))},
+        "changed": {k: {"old": oc[k], "new": nc[k]} for k in sorted(set(oc) & set(nc)) if oc[k] != nc[k]},
+    }
+    files_added = None
+    if new.sink_files is not None:
+        before = {p for p, _ in old.sink_files} if old.sink_files is not None else None
+        if before is not None:
+            files_added = sorted(p for p, _ in new.sink_files if p not in before)
+        elif old.latest is not None:
+            files_added = sorted(p for p, b in new.sink_files if b > old.latest)
+    ofind = {(f[1], f[3], f[2]): f for f in old.findings}
+    nfind = {(f[1], f[3], f[2]): f for f in new.findings}
+    wm_o, wm_n = old.watermark_ms, new.watermark_ms
+    return {
+        "schema": SCHEMA,
+        "old": {"path": old.path, "origin": old.origin, "query_id": old.query_id},
+        "new": {"path": new.path, "origin": new.origin, "query_id": new.query_id},
+        "same_query": None if old.query_id is None or new.query_id is None else old.query_id == new.query_id,
+        "batches": {
+            "old": {"first": old.first, "latest": old.latest, "last_committed": old.last_committed},
+            "new": {"first": new.first, "latest": new.latest, "last_committed": new.last_committed},
+            "planned": _span(None if old.latest is None else old.latest + 1, new.latest) if old.latest is not None else _span(new.first, new.latest),
+            "committed": _span(None if old.last_committed is None else old.last_committed + 1, new.last_committed)
+            if old.last_committed is not None
+            else _span(new.first, new.last_committed),
+            "purged": _span(old.first, min(old.latest if old.latest is not None else -1, (new.first if new.first is not None else 0) - 1)) if old.first is not None else None,
+            "rolled_back": _span(None if new.latest is None else new.latest + 1, old.latest) if new.latest is not None else _span(old.first, old.latest),
+        },
+        "sources": sources,
+        "watermark": {
+            "old_ms": wm_o,
+            "new_ms": wm_n,
+            "old": iso(wm_o) if wm_o else None,
+            "new": iso(wm_n) if wm_n else None,
+            "moved_ms": (wm_n - wm_o) if wm_o is not None and wm_n is not None else None,
+        },
+        "conf": conf,
+        "state": state,
+        "sink": {
+            "kind": new.sink_kind or old.sink_kind,
+            "entries": {"old": old.sink_entries, "new": new.sink_entries},
+            "files_added": files_added,
+            "delta_version": {"old": old.delta_version, "new": new.delta_version} if (old.delta_version, new.delta_version) != (None, None) else None,
+        },
+        "findings": {
+            "appeared": [_finding(nfind[k]) for k in sorted(set(nfind) - set(ofind), key=str)],
+            "cleared": [_finding(ofind[k]) for k in sorted(set(ofind) - set(nfind), key=str)],
+        },
+    }
+
+
+def _finding(f: tuple[str, str, str, str | None]) -> dict[str, Any]:
+    return {"severity": f[0], "code": f[1], "message": f[2], "path": f[3]}
+
+
+def changed(doc: dict[str, Any]) -> bool:
+    """Whether a diff document reports any change at all."""
+    b = doc["batches"]
+    return bool(
+        b["planned"] or b["committed"] or b["purged"] or b["rolled_back"]
+        or any(s["changed"] for s in doc["sources"])
+        or doc["watermark"]["old_ms"] != doc["watermark"]["new_ms"]
+        or any(doc["conf"].values())
+        or any(s["bytes_delta"] or s["partitions"] or s["versions"]["old"] != s["versions"]["new"] for s in doc["state"])
+        or doc["sink"]["files_added"]
+        or doc["sink"]["entries"]["old"] != doc["sink"]["entries"]["new"]
+        or doc["findings"]["appeared"] or doc["findings"]["cleared"]
+    )
+
+
+def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
+    """The snapshot of ``cp`` (read with ``full=True``) as of batch ``batch_id``: offsets,
+    watermark and conf from ``offsets/<batch_id>``, file-source and sink entries of batches up
+    to it, state version ``batch_id + 1`` per partition (its bytes are not known: None).
+    Findings are left out (they describe the folder, not a batch).
+
+    Raises :class:`BatchRangeError` when ``offsets/<batch_id>`` is not in the checkpoint."""
+    off = cp.offsets_for(batch_id)
+    if off is None:
+        known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
+        raise BatchRangeError(f"batch {batch_id} has no offsets file in this checkpoint (offsets hold {known})")
+    parsed = tuple(off.parsed) + (None,) * (len(off.sources) - len(off.parsed))
+    sources = []
+    for i, (sid, raw, p) in enumerate(zip(off.source_ids, off.sources, parsed)):
+        log = next((x for x in cp.sources if x.index == i), None)
+        files = None
+        if log is not None and log.entries_loaded:
+            files = tuple((e.path, e.batch_id) for e in log.entries if e.batch_id <= batch_id)
+        sources.append(SourceState(sid, p.kind if p else None, raw, dict(p.fields) if p else {}, files, len(files) if files is not None else None))
+    ops = []
+    v = batch_id + 1
+    for op in cp.state:
+        parts = {(p.partition_id, p.store_name): (v if v in p.versions else None, None) for p in op.partitions}
+        have = [x for x in op.any_versions if x <= v]
+        ops.append(OperatorState(op.operator_id, op.name, op.provider, (have[0], have[-1]) if have else None, None, parts))  # type: ignore[arg-type]
+    sink_files = None
+    sink_entries = None
+    if cp.sink is not None and cp.sink.entries_loaded:
+        sink_files = tuple((e.path, e.batch_id) for e in cp.sink.live_files if e.batch_id <= batch_id)
+        sink_entries = len(sink_files)
+    committed = [b for b in cp.commit_batch_ids if b <= batch_id]
+    return Snapshot(
+        origin=f"batch {batch_id}",
+        path=cp.path,
+        query_id=cp.query_id,
+        first=cp.offset_batch_ids[0] if cp.offset_batch_ids else None,
+        latest=batch_id,
+        last_committed=committed[-1] if committed else None,
+        watermark_ms=off.watermark_ms,
+        conf=redact(dict(off.conf)),
+        sources=tuple(sources),
+        state=tuple(ops),
+        sink_kind="file" if cp.sink is not None else "delta" if cp.delta_sink is not None else None,
+        sink_entries=sink_entries,
+        sink_files=sink_files,
+        delta_version=None,
+        findings=(),
+    )

@@ -1,0 +1,307 @@
+"""``streamwatch recover``: for each restart-blocking finding, the smallest edit that lets Spark
+restart and what it costs (schema ``streamwatch.recover/1``); :func:`apply_to` writes the
+repaired COPY (the original is never touched).
+
+The rules follow ``MicroBatchExecution.populateStartOffsets`` (Spark 4.x): on restart the
+latest ``offsets/L`` and the latest ``commits/C`` decide the next batch; ``offsets/L-1`` must
+exist when L > 0; C == L means batch L+1 is planned next, C == L-1 means batch L re-runs with
+the offsets it was planned with; C < L-1 (SPARK-38033) is not a state Spark recovers from
+cleanly; stateful operators load state version C+1. Edits, in order:
+
+* Hadoop ``.N.crc`` checksum files whose ``N`` is gone (Spark's rename of a new ``N`` fails
+  on them) and ``.tmp`` leftovers and stray files in ``offsets/`` (``temporary-file``,
+  ``offsets-not-empty-at-batch-0``): deleted;
+* a missing ``metadata`` (Spark 4.2 ``STREAMING_CHECKPOINT_MISSING_METADATA_FILE``): written
+  with the Delta sink's transaction app id when there is one (Delta dedups by it), else a
+  new query id;
+* torn/unparsable last ``offsets/N``/``commits/N`` (``empty-file``, ``unparsable-file``):
+  deleted (batch N re-runs, or is re-planned when its offsets went);
+* ``previous-offsets-missing``: when batch L committed, ``offsets/L`` is copied to
+  ``offsets/L-1`` (Spark only reads it as a start that the committed L replaces); otherwise
+  ``offsets/L`` is dropped and the batch re-planned;
+* ``commits-behind``: a batch N in C+1…L-1 whose sink entry (file sink / Delta txn) or
+  state version N+1 proves it finished gets its lost ``commits/N`` back (watermark from
+  ``offsets/N+1``); at the first batch without proof, later offsets are dropped (re-planned);
+* ``state-version-missing`` for the last committed batch C: roll back to the latest batch B
+  whose state version B+1 is in every partition: ``commits/B+1…C`` and ``offsets/B+2…`` go.
+
+What a re-run costs the sink: a file sink skips batch ids its ``_spark_metadata`` already
+holds, a Delta sink skips (queryId, batchId) transactions it has, any other sink
+(``foreachBatch``, Kafka…) sees the batch again unless it is idempotent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from streamwatch.checkpoint.fs import StorageError, open_storage
+from streamwatch.model.checkpoint import Checkpoint
+
+SCHEMA = "streamwatch.recover/1"
+BLOCKING = {
+    "commits-behind",
+    "previous-offsets-missing",
+    "offsets-not-empty-at-batch-0",
+    "no-metadata",
+    "empty-file",
+    "unparsable-file",
+    "state-version-missing",
+    "commit-without-offsets",
+}
+
+
+class RecoverError(Exception):
+    """NEWDIR cannot be written (exists and is not empty, or an OS error), or the checkpoint
+    is not a local folder (``--apply-to`` copies local folders only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One file operation on the copy, ``path`` relative to the checkpoint root:
+    ``delete`` it, ``write`` ``content`` to it, or ``copy`` ``source`` to it."""
+
+    action: Literal["delete", "write", "copy"]
+    path: str
+    content: bytes | None = None
+    source: str | None = None
+
+    def doc(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"action": self.action, "path": self.path}
+        if self.source is not None:
+            d["source"] = self.source
+        if self.content is not None:
+            d["content"] = self.content.decode("utf-8", "replace")
+        return d
+
+
+@dataclass(slots=True)
+class Repair:
+    """The fix for one finding: ``edits``, the batches that re-run with their recorded offsets
+    (``rerun``), those re-planned from fresh offsets (``replanned``) and ``note``."""
+
+    finding: str
+    summary: str
+    edits: list[Edit] = field(default_factory=list)
+    rerun: list[int] = field(default_factory=list)
+    replanned: list[int] = field(default_factory=list)
+    note: str | None = None
+
+
+def _rel(cp: Checkpoint, path: str | None) -> str | None:
+    if not path:
+        return None
+    root = cp.path.rstrip("/")
+    return os.path.relpath(path, root) if path.startswith(root) else None
+
+
+def _sink_twice(cp: Checkpoint) -> dict[str, Any]:
+    if cp.sink is not None:
+        return {"kind": "file", "sees_batch_twice": False, "why": "the file sink skips batch ids its _spark_metadata already holds"}
+    if cp.delta_sink is not None:
+        return {"kind": "delta", "sees_batch_twice": False, "why": "the Delta sink skips a (queryId, batchId) transaction it already committed"}
+    return {"kind": "unknown", "sees_batch_twice": True, "why": "foreachBatch/Kafka/other sinks see a re-run batch again unless they are idempotent (key the write on batchId)"}
+
+
+def _finished(cp: Checkpoint, n: int) -> bool:
+    """Proof that batch n finished although ``commits/n`` is missing."""
+    if cp.sink is not None:
+        return bool(cp.sink.has_batch(n))
+    if cp.delta_sink is not None and cp.query_id:
+        return bool(cp.delta_sink.versions_for_batch(n, cp.query_id))
+    return bool(cp.state) and all(n + 1 in p.versions for op in cp.state for p in op.partitions)
+
+
+def _commit_bytes(watermark_ms: int) -> bytes:
+    return b"v1\n" + orjson.dumps({"nextBatchWatermarkMs": watermark_ms})
+
+
+def _orphan_checksums(cp: Checkpoint) -> list[str]:
+    """Hadoop checksum files ``offsets/.N.crc``/``commits/.N.crc`` whose ``N`` is gone (a
+    lost or deleted log file). Spark's atomic rename of a new ``N`` fails while the stale
+    checksum is there ("Multiple streaming queries are concurrently using …")."""
+    try:
+        storage, root = open_storage(cp.path)
+    except StorageError:
+        return []
+    out = []
+    for folder in ("offsets", "commits"):
+        names = set(storage.names(storage.join(root, folder)) or [])
+        out += [f"{folder}/{n}" for n in sorted(names) if n.startswith(".") and n.endswith(".crc") and n[1:-4].isdecimal() and n[1:-4] not in names]
+    return out
+
+
+def plan(cp: Checkpoint) -> dict[str, Any]:
+    """The recovery plan document for ``cp`` (read with ``full=True``)."""
+    repairs: list[Repair] = []
+    offs, coms = set(cp.offset_batch_ids), set(cp.commit_batch_ids)
+    codes = {f.code for f in cp.findings}
+
+    def drop_offsets(ids: list[int], r: Repair) -> None:
+        for b in sorted(ids):
+            if b in offs:
+                r.edits.append(Edit("delete", f"offsets/{b}"))
+                offs.discard(b)
+            if b in coms:
+                r.edits.append(Edit("delete", f"commits/{b}"))
+                coms.discard(b)
+
+    # 1. leftovers
+    left = [f for f in cp.findings if f.code == "temporary-file" or (f.code == "stray-file" and "offsets-not-empty-at-batch-0" in codes)]
+    rels = [r for r in (_rel(cp, f.path) for f in left) if r and not r.startswith("..")]
+    if rels:
+        repairs.append(Repair("offsets-not-empty-at-batch-0" if "offsets-not-empty-at-batch-0" in codes else "temporary-file",
+                              f"remove {len(rels)} leftover file(s) a crash left while writing", [Edit("delete", r) for r in sorted(rels)]))
+    crcs = _orphan_checksums(cp)
+    if crcs:
+        repairs.append(Repair("orphan-checksum", f"remove {len(crcs)} checksum file(s) of lost log files (they make Spark's rewrite of that batch fail)",
+                              [Edit("delete", r) for r in crcs]))
+    # 2. metadata
+    if "no-metadata" in codes and (offs or coms):
+        txn = cp.delta_sink.last_txn if cp.delta_sink is not None else None
+        qid = txn[0] if txn else str(uuid.uuid4())
+        why = "the Delta sink's txn app id (keeps its per-batch dedup)" if txn else "a new query id (a query-id-keyed sink will not recognise earlier batches)"
+        repairs.append(Repair("no-metadata", f"write metadata with {why}", [Edit("write", "metadata", orjson.dumps({"id": qid}))]))
+    # 3. torn last files
+    for f in cp.findings:
+        if f.code not in ("empty-file", "unparsable-file"):
+            continue
+        rel = _rel(cp, f.path) or ""
+        folder, _, name = rel.partition("/")
+        if folder not in ("offsets", "commits") or not name.isdecimal():
+            continue
+        b = int(name)
+        r = Repair(f.code, f"{rel} is torn: delete it")
+        if folder == "commits":
+            r.edits.append(Edit("delete", rel))
+            coms.discard(b)
+            r.rerun.append(b)
+        else:
+            later = [x for x in offs if x >= b]
+            drop_offsets(later, r)
+            r.replanned += later
+            r.summary = f"{rel} is torn: delete it" + (f" and the {len(later) - 1} later batch(es)" if len(later) > 1 else "")
+        repairs.append(r)
+    # 4. previous offsets missing
+    while offs:
+        latest = max(offs)
+        if latest == 0 or latest - 1 in offs:
+            break
+        r = Repair("previous-offsets-missing", f"offsets/{latest - 1} is missing")
+        if latest in coms:
+            r.edits.append(Edit("copy", f"offsets/{latest - 1}", source=f"offsets/{latest}"))
+            offs.add(latest - 1)
+            r.summary += f": batch {latest} committed, so a copy of offsets/{latest} stands in (Spark replaces it with the committed end)"
+            repairs.append(r)
+            break
+        drop_offsets([latest], r)
+        r.replanned.append(latest)
+        r.summary += f": drop the uncommitted offsets/{latest}; the batch is re-planned"
+        repairs.append(r)
+    # 5. commits behind
+    if offs and coms and max(offs) - max(coms) > 1:
+        latest, done = max(offs), max(coms)
+        r = Repair("commits-behind", f"commit log ends at {done}, offsets at {latest}")
+        for n in range(done + 1, latest):
+            if n in offs and n + 1 in offs and _finished(cp, n):
+                e = cp.offsets_for(n + 1)
+                r.edits.append(Edit("write", f"commits/{n}", _commit_bytes(e.watermark_ms if e and e.watermark_ms is not None else 0)))
+                coms.add(n)
+                continue
+            later = [x for x in offs if x > n]
+            drop_offsets(later, r)
+            r.replanned += later
+            break
+        r.rerun.append(max(offs))
+        r.summary += f": restore the lost commits of finished batches, re-plan the rest; batch {max(offs)} re-runs"
+        repairs.append(r)
+    # 6. state version missing for the last committed batch
+    if cp.state and coms:
+        done = max(coms)
+        empty = any(not op.partitions for op in cp.state)
+        if empty or any(done + 1 not in p.versions for op in cp.state for p in op.partitions):
+            good = [] if empty else [b for b in sorted(coms) if b < done and all(b + 1 in p.versions for op in cp.state for p in op.partitions)]
+            r = Repair("state-version-missing", f"state version {done + 1} is missing")
+            if not good:
+                r.summary += ": no earlier committed batch has its state in every partition — start a new checkpoint"
+                r.note = "unrecoverable"
+            else:
+                b = good[-1]
+                for x in sorted(c for c in coms if c > b):
+                    r.edits.append(Edit("delete", f"commits/{x}"))
+                    coms.discard(x)
+                later = [x for x in offs if x > b + 1]
+                drop_offsets(later, r)
+                r.rerun.append(b + 1)
+                r.replanned += later
+                r.summary += f": roll back to batch {b} (state version {b + 1} everywhere); batch {b + 1} re-runs, later batches are re-planned"
+            repairs.append(r)
+    blocking = sorted(codes & BLOCKING)
+    rerun = sorted({b for r in repairs for b in r.rerun})
+    replanned = sorted({b for r in repairs for b in r.replanned})
+    return {
+        "schema": SCHEMA,
+        "path": cp.path,
+        "query_id": cp.query_id,
+        "blocking_findings": blocking,
+        "repairs": [
+            {"finding": r.finding, "summary": r.summary, "edits": [e.doc() for e in r.edits], "rerun": r.rerun, "replanned": sorted(r.replanned), "note": r.note}
+            for r in repairs
+        ],
+        "recoverable": not any(r.note == "unrecoverable" for r in repairs),
+        "after": {"latest_offsets": max(offs) if offs else None, "last_commit": max(coms) if coms else None},
+        "rerun": rerun,
+        "replanned": replanned,
+        "sink": _sink_twice(cp),
+        "_edits": [e for r in repairs for e in r.edits],
+    }
+
+
+def public(doc: dict[str, Any]) -> dict[str, Any]:
+    """The plan document without its in-memory edit objects (what ``--json`` prints)."""
+    return {k: v for k, v in doc.items() if not k.startswith("_")}
+
+
+def apply_to(root: str, plan_doc: dict[str, Any], newdir: str) -> list[str]:
+    """Copy the local checkpoint folder ``root`` to ``newdir`` (which must not exist, or be
+    an empty folder) and apply the plan's edits to the copy; Hadoop ``.<name>.crc`` checksum
+    files of edited files are removed with them. Returns the edited paths (relative).
+
+    Raises :class:`RecoverError` when ``root`` is not a local folder or ``newdir`` cannot be
+    written. ``root`` is only read."""
+    if "://" in root and not root.startswith("file://"):
+        raise RecoverError(f"{root}: --apply-to copies local checkpoints only")
+    root = root.removeprefix("file://")
+    if os.path.exists(newdir) and (not os.path.isdir(newdir) or os.listdir(newdir)):
+        raise RecoverError(f"{newdir}: exists and is not an empty folder")
+    if os.path.realpath(newdir).startswith(os.path.realpath(root) + os.sep) or os.path.realpath(newdir) == os.path.realpath(root):
+        raise RecoverError(f"{newdir}: must not be inside the checkpoint")
+    try:
+        if os.path.isdir(newdir):
+            os.rmdir(newdir)
+        shutil.copytree(root, newdir, symlinks=True)
+        done = []
+        for e in plan_doc["_edits"]:
+            target = os.path.join(newdir, e.path)
+            folder, name = os.path.split(target)
+            crc = os.path.join(folder, f".{name}.crc")
+            if os.path.exists(crc):
+                os.remove(crc)
+            if e.action == "delete":
+                if os.path.lexists(target):
+                    os.remove(target)
+            elif e.action == "write":
+                os.makedirs(folder, exist_ok=True)
+                with open(target, "wb") as fh:
+                    fh.write(e.content or b"")
+            else:
+                shutil.copyfile(os.path.join(newdir, e.source or ""), target)
+            done.append(e.path)
+        return done
+    except OSError as ex:
+        raise RecoverError(f"{newdir}: cannot write ({ex.strerror or ex})") from None

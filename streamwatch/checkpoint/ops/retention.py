@@ -1,0 +1,268 @@
+"""``streamwatch retention``: what Spark's own cleanup deletes next, and what it never will
+(schema ``streamwatch.retention/1``). Read-only: a plan with bytes, nothing is deleted.
+
+The rules mirror Spark 4.x (read from its sources, re-stated here):
+
+* offsets/commits (``MicroBatchExecution.constructNextBatch`` → ``purge``): when batch N is
+  planned and ``minBatchesToRetain < N``, every ``offsets/i`` and ``commits/i`` with
+  ``i < N - minBatchesToRetain`` is deleted (``HDFSMetadataLog.purge``; asynchronous when
+  ``spark.sql.streaming.asyncLogPurge.enabled``, the default).
+* HDFS-backed state (``HDFSBackedStateStoreProvider.cleanup``, run by the background
+  maintenance task every ``stateStore.maintenanceInterval``): with V the latest version,
+  ``E = V - minBatchesToRetain``; when E > 0 the files needed to load E (latest snapshot at or
+  before E, else the first delta) start at version S, and every version below S is deleted —
+  one file per version, the snapshot when a version has both, so a ``.delta`` beside a deleted
+  ``.snapshot`` stays for ever.
+* RocksDB state (``RocksDBFileManager.deleteOldVersions``): versions below
+  ``V - minBatchesToRetain + 1`` lose their ``.zip``/``.changelog``; SST files that no retained
+  version's zip metadata names are deleted (orphans).
+* file source/sink logs (``CompactibleFileStreamLog``): batch ``b`` is a compaction when
+  ``(b + 1) % interval == 0``; the ``.compact`` file re-writes the previous compact file plus
+  every batch since. After adding batch C, when ``interval <= C + 1 - minBatchesToRetain``,
+  files with id below ``M - M % interval - 1`` (``M = C + 1 - minBatchesToRetain``) and older
+  than the cleanup delay (10 min) are deleted. Compact files only grow: nothing in them is
+  ever dropped (the sink keeps ``delete`` lines too).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from typing import Any
+
+import orjson
+
+from streamwatch.checkpoint.fs import Storage
+from streamwatch.model.checkpoint import Checkpoint, CompactibleLog, StateOperator
+
+SCHEMA = "streamwatch.retention/1"
+DEFAULT_MIN_BATCHES = 100
+DEFAULT_COMPACT_INTERVAL = 10
+MIN_BATCHES_KEY = "spark.sql.streaming.minBatchesToRetain"
+_STATE_FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot|zip|changelog)$")
+_HEADER = len(b"v1\n")
+
+
+def min_batches(cp: Checkpoint, override: int | None) -> tuple[int, str]:
+    """(minBatchesToRetain, where it comes from: ``option``, ``offsets conf`` or ``default``)."""
+    if override is not None:
+        return override, "option"
+    latest = cp.latest_offsets
+    raw = latest.conf.get(MIN_BATCHES_KEY) if latest else None
+    if raw is not None and str(raw).isdigit():
+        return int(raw), "offsets conf"
+    return DEFAULT_MIN_BATCHES, "default"
+
+
+def _sizes(storage: Storage, folder: str) -> dict[str, int]:
+    return {i.name: i.size for i in storage.list(folder) or [] if not i.is_dir}
+
+
+def _batch_logs(storage: Storage, root: str, cp: Checkpoint, m: int) -> dict[str, Any]:
+    latest = cp.latest_batch_id
+    nxt = None if latest is None else latest + 1
+    threshold = None if nxt is None or m >= nxt else nxt - m
+    out: dict[str, Any] = {"next_batch": nxt, "purge_below": threshold}
+    for name, ids in (("offsets", cp.offset_batch_ids), ("commits", cp.commit_batch_ids)):
+        sizes = _sizes(storage, storage.join(root, name))
+        gone = [b for b in ids if threshold is not None and b < threshold]
+        kept = [b for b in ids if b not in set(gone)]
+        out[name] = {
+            "files": len(ids),
+            "bytes": sum(sizes.get(str(b), 0) for b in ids),
+            "delete_next": gone,
+            "delete_bytes": sum(sizes.get(str(b), 0) for b in gone),
+            "kept": [kept[0], kept[-1]] if kept else None,
+        }
+    return out
+
+
+def _hdfs_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
+    items = storage.list(folder) or []
+    per_version: dict[int, dict[str, int]] = {}
+    for it in items:
+        mt = _STATE_FILE.match(it.name)
+        if mt and not it.is_dir:
+            per_version.setdefault(int(mt.group(1)), {})[it.name] = it.size
+    if not per_version:
+        return {"latest_version": None, "delete_next": [], "delete_bytes": 0, "never_deleted": [], "never_bytes": 0}
+    versions = sorted(per_version)
+    latest = versions[-1]
+    earliest = latest - m
+    delete: list[str] = []
+    never: list[str] = []
+    if earliest > 0:
+        snaps = [v for v in versions if v <= earliest and any(n.endswith(".snapshot") for n in per_version[v])]
+        start = snaps[-1] if snaps else min((v for v in versions if v <= earliest), default=earliest)
+        for v in versions:
+            if v >= start:
+                continue
+            files = per_version[v]
+            snap = [n for n in files if n.endswith(".snapshot")]
+            if snap:  # Spark lists one file per version, preferring the snapshot
+                delete += snap
+                never += [n for n in files if n not in snap]
+            else:
+                delete += list(files)
+    sizes = {n: s for f in per_version.values() for n, s in f.items()}
+    return {
+        "latest_version": latest,
+        "earliest_version_kept": latest - m if earliest > 0 else versions[0],
+        "delete_next": sorted(delete, key=_vkey),
+        "delete_bytes": sum(sizes[n] for n in delete),
+        "never_deleted": sorted(never, key=_vkey),
+        "never_bytes": sum(sizes[n] for n in never),
+    }
+
+
+def _vkey(name: str) -> tuple[int, str]:
+    mt = _STATE_FILE.match(name)
+    return (int(mt.group(1)) if mt else -1, name)
+
+
+def _zip_ssts(data: bytes) -> set[str] | None:
+    """SST file names a RocksDB checkpoint zip's ``metadata`` names (mirrors
+    ``RocksDBCheckpointMetadata``: ``v1`` + JSON with ``sstFiles[].dfsSstFileName``)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            meta = z.read("metadata")
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError):
+        return None
+    _, _, body = meta.partition(b"\n")
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    files = obj.get("sstFiles") if isinstance(obj, dict) else None
+    return {str(f.get("dfsSstFileName")) for f in files or [] if isinstance(f, dict)}
+
+
+def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
+    items = storage.list(folder) or []
+    zips: dict[int, list[tuple[str, int]]] = {}
+    others: dict[int, list[tuple[str, int]]] = {}
+    for it in items:
+        mt = _STATE_FILE.match(it.name)
+        if mt and not it.is_dir:
+            (zips if mt.group(3) == "zip" else others).setdefault(int(mt.group(1)), []).append((it.name, it.size))
+    ssts = _sizes(storage, storage.join(folder, "SSTs"))
+    all_versions = sorted(set(zips) | set(others))
+    if not all_versions:
+        return {"latest_version": None, "delete_next": [], "delete_bytes": 0, "orphan_ssts": [], "orphan_bytes": 0}
+    latest = all_versions[-1]
+    keep_from = max(all_versions[0], latest - m + 1)
+    delete = [n for v in all_versions if v < keep_from for n, _ in zips.get(v, []) + others.get(v, [])]
+    referenced_kept: set[str] = set()
+    referenced_any: set[str] = set()
+    unreadable = []
+    for v, fs in zips.items():
+        for name, _ in fs:
+            try:
+                names = _zip_ssts(storage.read(storage.join(folder, name)))
+            except OSError:
+                names = None
+            if names is None:
+                unreadable.append(name)
+                continue
+            referenced_any |= names
+            if v >= keep_from:
+                referenced_kept |= names
+    sizes = {n: s for fs in (*zips.values(), *others.values()) for n, s in fs}
+    orphan = sorted(n for n in ssts if n not in referenced_any)
+    freed = sorted(n for n in ssts if n in referenced_any and n not in referenced_kept)
+    return {
+        "latest_version": latest,
+        "earliest_version_kept": keep_from,
+        "delete_next": delete + [f"SSTs/{n}" for n in freed],
+        "delete_bytes": sum(sizes[n] for n in delete) + sum(ssts[n] for n in freed),
+        "orphan_ssts": [f"SSTs/{n}" for n in orphan],
+        "orphan_bytes": sum(ssts[n] for n in orphan),
+        "unreadable_zips": unreadable,
+    }
+
+
+def _state(storage: Storage, op: StateOperator, m: int) -> dict[str, Any]:
+    stores = []
+    for p in op.partitions:
+        folder = storage.join(op.path, str(p.partition_id)) if p.store_name == "default" else storage.join(op.path, str(p.partition_id), p.store_name)
+        plan = _rocksdb_store(storage, folder, m) if op.provider == "rocksdb" else _hdfs_store(storage, folder, m)
+        stores.append({"partition": p.partition_id, "store": p.store_name, **plan})
+    return {
+        "operator_id": op.operator_id,
+        "name": op.name,
+        "provider": op.provider,
+        "bytes": op.bytes,
+        "delete_bytes": sum(s["delete_bytes"] for s in stores),
+        "never_bytes": sum(s.get("never_bytes", 0) + s.get("orphan_bytes", 0) for s in stores),
+        "stores": stores,
+    }
+
+
+def _compactible(storage: Storage, log: CompactibleLog, kind: str, m: int, conf: dict[str, str]) -> dict[str, Any]:
+    key = f"spark.sql.streaming.{'fileSource' if kind == 'source' else 'fileSink'}.log.compactInterval"
+    interval = log.compact_interval or (int(conf[key]) if str(conf.get(key, "")).isdigit() else DEFAULT_COMPACT_INTERVAL)
+    sizes = _sizes(storage, log.path)
+    latest = log.latest_batch_id
+    last_compact = log.compact_batch_ids[-1] if log.compact_batch_ids else None
+    nxt = None if latest is None else (latest + interval + 1) // interval * interval - 1
+    since = [b for b in log.batch_ids if last_compact is None or b > last_compact]
+    base = sizes.get(f"{last_compact}.compact", 0) if last_compact is not None else _HEADER - 1
+    pending = sum(max(0, sizes.get(str(b), 0) - _HEADER + 1) for b in since)
+    # Growth: what the batches between two compactions add, per compaction.
+    per_batch = pending / len(since) if since else None
+    growth = round(per_batch * interval) if per_batch is not None else None
+    est = base + pending + (round(per_batch * (nxt - latest)) if per_batch is not None and nxt is not None and latest is not None else 0)
+    delete_after = None
+    cur = None if latest is None else latest + 1  # the next batch added to this log
+    if cur is not None and interval <= cur + 1 - m:
+        mb = cur + 1 - m
+        delete_after = mb - mb % interval - 1
+    names_below = [n for n in sizes if delete_after is not None and n.split(".")[0].isdigit() and int(n.split(".")[0]) < delete_after]
+    return {
+        "path": log.path,
+        "compact_interval": interval,
+        "latest_batch": latest,
+        "latest_compact": last_compact,
+        "latest_compact_bytes": sizes.get(f"{last_compact}.compact") if last_compact is not None else None,
+        "next_compact": nxt,
+        "next_compact_bytes_min": base + pending if nxt is not None else None,
+        "next_compact_bytes_estimate": est if nxt is not None else None,
+        "growth_per_compaction_bytes": growth,
+        "delete_below": delete_after,
+        "delete_next": sorted(names_below, key=lambda n: int(n.split(".")[0])),
+        "delete_bytes": sum(sizes[n] for n in names_below),
+        "bytes": sum(sizes.values()),
+    }
+
+
+def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int | None = None, sink_storage: Storage | None = None) -> dict[str, Any]:
+    """The retention plan document (``streamwatch.retention/1``) for ``cp`` read from ``root``
+    on ``storage`` (the sink's ``_spark_metadata`` on ``sink_storage``, default ``storage``).
+    ``min_batches_override`` replaces minBatchesToRetain (else the offsets conf, else 100).
+    Sizes are bytes; nothing is written."""
+    m, where = min_batches(cp, min_batches_override)
+    conf = dict(cp.latest_offsets.conf) if cp.latest_offsets else {}
+    logs = [{"kind": "source", "index": s.index, **_compactible(storage, s, "source", m, conf)} for s in cp.sources]
+    if cp.sink is not None:
+        logs.append({"kind": "sink", "index": None, **_compactible(sink_storage or storage, cp.sink, "sink", m, conf)})
+    batch = _batch_logs(storage, root, cp, m)
+    state = [_state(storage, op, m) for op in cp.state]
+    total = batch["offsets"]["delete_bytes"] + batch["commits"]["delete_bytes"] + sum(s["delete_bytes"] for s in state) + sum(lg["delete_bytes"] for lg in logs)
+    return {
+        "schema": SCHEMA,
+        "path": cp.path,
+        "query_id": cp.query_id,
+        "min_batches_to_retain": m,
+        "min_batches_source": where,
+        "batch_logs": batch,
+        "state": state,
+        "file_logs": logs,
+        "delete_bytes": total,
+        "never_deleted_bytes": sum(s["never_bytes"] for s in state),
+        "never": [
+            "metadata (the query id) and the latest minBatchesToRetain+1 offsets/commits files",
+            "compact files only grow: every file a source read / a sink wrote stays listed",
+            "a .delta beside a .snapshot of the same version (HDFS state) once the snapshot is purged",
+        ],
+    }

@@ -1,0 +1,112 @@
+"""``streamwatch compat CHECKPOINT --query MODULE:FUNCTION``: will the changed query restart
+from this checkpoint? A verdict per rule, optionally beside Spark's own answer (--verify)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from streamwatch.errors import ExitCode
+
+EPILOG = """\b
+Examples:
+  streamwatch compat CP --query jobs.orders:changed_query
+  streamwatch compat CP --query ./my_job.py:build --json
+  streamwatch compat CP --query jobs.orders:changed_query --verify
+
+\b
+FUNCTION(spark) returns the changed query as a configured, NOT started
+DataStreamWriter, e.g.
+    def changed_query(spark):
+        df = spark.readStream.schema(S).json("/data/in")
+        return (df.groupBy("k").count().writeStream.format("parquet")
+                .option("path", "/data/out").outputMode("append"))
+Rules: sources (number, order, kind, file path, options), sink (kind, path,
+output mode), stateful operators (number, names, key/value state schemas as
+StateSchemaCompatibilityChecker compares them), confs Spark restores from the
+checkpoint (shuffle partitions, state store provider, state format versions),
+watermark and output mode changes. --verify copies the checkpoint (and a file
+sink folder) to a temporary folder, starts the query there with availableNow
+and prints Spark's own answer beside the prediction. The checkpoint is never
+written. Exit status: 0 compatible, 1 allowed with consequences, 3 incompatible,
+4 unreadable checkpoint, 2 usage (bad MODULE:FUNCTION).
+"""
+
+
+def _fail(code: int, msg: str) -> None:
+    click.echo(f"streamwatch compat: {msg}", err=True)
+    sys.exit(code)
+
+
+def _session():
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    import tempfile
+    from pathlib import Path
+
+    from streamwatch.spark.session import SessionConfig, create_session
+
+    session, _ = create_session(SessionConfig(workspace=Path(tempfile.mkdtemp(prefix="streamwatch-compat-ws-")), ui=False))
+    return session
+
+
+@click.command(epilog=EPILOG)
+@click.argument("path", type=str)
+@click.option("--query", "query", type=str, required=True, metavar="MODULE:FUNCTION", help="Builds the changed query (a DataStreamWriter, not started).")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The checkpoint's sink folder (discovered in a streamwatch workspace).")
+@click.option("--verify", is_flag=True, help="Also start the query on a temporary copy and report Spark's answer.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.compat/1, see README).")
+def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool) -> None:
+    """Predict whether the changed query restarts from the checkpoint at PATH."""
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint.fs import open_storage
+    from streamwatch.checkpoint.ops.compat_rules import RANK, check
+
+    try:
+        cp = read_checkpoint(path, sink=sink, full=True)
+        storage, _ = open_storage(path)
+    except CheckpointError as e:
+        _fail(ExitCode.UNREADABLE, str(e))
+        return
+    click.echo("starting Spark to analyse the query (no batch runs)…", err=True)
+    from streamwatch.spark import compat as sc
+
+    spark = _session()
+    try:
+        writer = sc.load_writer(query, spark, search_path=".")
+        new = sc.shape(writer)
+    except sc.QueryLoadError as e:
+        _fail(ExitCode.USAGE, str(e))
+        return
+    doc = check(cp, storage, new)
+    if verify:
+        click.echo("--verify: starting the query on a temporary copy of the checkpoint…", err=True)
+        ans = sc.verify(writer, cp.path, new.sink_path)
+        predicted_ok = doc["verdict"] != "incompatible"
+        doc["spark"] = {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run, "agrees": predicted_ok == ans.restarted}
+    if as_json:
+        import orjson
+
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        click.echo(render(doc))
+    sys.exit(ExitCode(RANK[doc["verdict"]]))
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text report of a ``streamwatch.compat/1`` document."""
+    label = {"compatible": "compatible", "allowed": "allowed with consequences", "incompatible": "INCOMPATIBLE"}
+    out = [f"{doc['path']}: {label[doc['verdict']]}"]
+    for r in doc["rules"]:
+        out.append(f"  {label[r['verdict']]:<26} {r['rule']}: {r['reason']}" + (f"  [{r['checkpoint_file']}]" if r["checkpoint_file"] else ""))
+    s = doc.get("spark")
+    if s is not None:
+        said = "restarted" if s["restarted"] else f"refused: {s['error']}"
+        out.append(f"prediction: {label[doc['verdict']]} | Spark: {said} | {'agree' if s['agrees'] else 'DISAGREE'}")
+    return "\n".join(out)

@@ -1,0 +1,178 @@
+"""``streamwatch diff OLD NEW``: what changed between two snapshots of one checkpoint, no JVM."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from streamwatch.errors import ExitCode
+
+EPILOG = """\b
+Examples:
+  cp -r CP /tmp/cp-yesterday                 keep a copy, let the query run…
+  streamwatch diff /tmp/cp-yesterday CP      …then see what it did
+  streamwatch inspect CP --json > before.json
+  streamwatch diff before.json CP            a saved inspect --json summary works as OLD
+  streamwatch diff CP --from-batch 3 --to-batch 9     two batches of one checkpoint
+  streamwatch diff OLD NEW --json | jq .sources       schema streamwatch.diff/1 (README)
+
+\b
+Shows: batches planned/committed/purged, each source's offset movement (file
+source: files added to its log; Kafka: offsets per partition; rate/Delta fields),
+watermark movement, conf changes, state versions and bytes per operator and
+partition, sink log entries added, findings that appeared or cleared.
+Exit status: 0 no change, 1 changes found, 2 usage, 4 unreadable input.
+Nothing under OLD or NEW is ever written.
+"""
+
+USAGE, UNREADABLE = ExitCode.USAGE, ExitCode.UNREADABLE
+
+
+def _fail(code: int, msg: str) -> None:
+    click.echo(f"streamwatch diff: {msg}", err=True)
+    sys.exit(code)
+
+
+def _load(arg: str, sink: str | None, full: bool = True):
+    """A Snapshot from a checkpoint folder/URL or a saved ``inspect --json`` file."""
+    import os
+
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint.ops.snapshot import SnapshotError, from_checkpoint, from_inspect_json
+
+    if arg.endswith(".json") and os.path.isfile(arg):
+        import orjson
+
+        try:
+            with open(arg, "rb") as fh:
+                doc = orjson.loads(fh.read())
+            return from_inspect_json(doc)
+        except (OSError, orjson.JSONDecodeError, SnapshotError, KeyError, TypeError, ValueError) as e:
+            _fail(UNREADABLE, f"{arg}: {e}")
+    try:
+        return from_checkpoint(read_checkpoint(arg, sink=sink, full=full))
+    except CheckpointError as e:
+        _fail(UNREADABLE, str(e))
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
+        _fail(UNREADABLE, f"{arg}: unreadable ({type(e).__name__}: {e})")
+
+
+@click.command(epilog=EPILOG)
+@click.argument("old", type=str)
+@click.argument("new", type=str, required=False)
+@click.option("--from-batch", "from_batch", type=int, default=None, metavar="A", help="With one checkpoint: compare batch A…")
+@click.option("--to-batch", "to_batch", type=int, default=None, metavar="B", help="…with batch B (default: the latest planned batch).")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (discovered in a streamwatch workspace).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.diff/1, see README).")
+def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None, sink: str | None, as_json: bool) -> None:
+    """Compare two snapshots of one checkpoint: OLD and NEW are checkpoint
+    folders (or fsspec URLs), OLD may be a saved `inspect --json` summary.
+    With --from-batch A [--to-batch B] compare two batches of the checkpoint OLD."""
+    from streamwatch.checkpoint.ops import diff as ops
+
+    if from_batch is not None or to_batch is not None:
+        if new is not None:
+            _fail(USAGE, "give one checkpoint with --from-batch/--to-batch, or two snapshots without them")
+        if from_batch is None:
+            _fail(USAGE, "--to-batch needs --from-batch")
+        from streamwatch.checkpoint import CheckpointError, read_checkpoint
+
+        try:
+            cp = read_checkpoint(old, sink=sink, full=True)
+        except CheckpointError as e:
+            _fail(UNREADABLE, str(e))
+            return
+        b = to_batch if to_batch is not None else cp.latest_batch_id
+        if b is None or from_batch > b:  # type: ignore[operator]
+            _fail(USAGE, f"--from-batch {from_batch} is after --to-batch {b}")
+        try:
+            doc = ops.diff(ops.at_batch(cp, from_batch), ops.at_batch(cp, b))  # type: ignore[arg-type]
+        except ops.BatchRangeError as e:
+            _fail(USAGE, str(e))
+            return
+    else:
+        if new is None:
+            _fail(USAGE, "NEW is missing (or use --from-batch A --to-batch B on one checkpoint)")
+        doc = ops.diff(_load(old, sink), _load(new, sink))  # type: ignore[arg-type]
+    if as_json:
+        import orjson
+
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+
+        Console(soft_wrap=True, highlight=False).print(render(doc), markup=False)
+    sys.exit(ExitCode.WARNINGS if ops.changed(doc) else ExitCode.OK)
+
+
+def _span(s: list[int] | None) -> str:
+    if not s:
+        return "none"
+    return str(s[0]) if s[0] == s[1] else f"{s[0]}–{s[1]} ({s[1] - s[0] + 1})"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text report of a ``streamwatch.diff/1`` document."""
+    out = [f"old  {doc['old']['path']} ({doc['old']['origin']})", f"new  {doc['new']['path']} ({doc['new']['origin']})"]
+    if doc["same_query"] is False:
+        out.append(f"!! different queries: {doc['old']['query_id']} vs {doc['new']['query_id']}")
+    b = doc["batches"]
+    out.append(f"batches   latest {b['old']['latest']} → {b['new']['latest']}, committed {b['old']['last_committed']} → {b['new']['last_committed']}")
+    out.append(f"          planned {_span(b['planned'])}; committed {_span(b['committed'])}; purged {_span(b['purged'])}"
+               + (f"; ROLLED BACK {_span(b['rolled_back'])}" if b["rolled_back"] else ""))
+    w = doc["watermark"]
+    if w["old_ms"] != w["new_ms"]:
+        moved = f" (+{w['moved_ms'] / 1000:g} s)" if w["moved_ms"] is not None else ""
+        out.append(f"watermark {w['old'] or w['old_ms']} → {w['new'] or w['new_ms']}{moved}")
+    else:
+        out.append(f"watermark unchanged ({w['new'] or w['new_ms']})")
+    for s in doc["sources"]:
+        head = f"source {s['id']} ({s['kind']})"
+        if not s["changed"]:
+            out.append(f"{head}: unchanged")
+            continue
+        if "note" in s:
+            out.append(f"{head}: {s['note']}")
+        elif s["kind"] == "file":
+            lo = s["log_offset"]
+            n = s["files_added"]
+            out.append(f"{head}: logOffset {lo['old']} → {lo['new']}, {'?' if n is None else n} files added")
+            for p in (s["files"] or [])[:10]:
+                out.append(f"    + {p}")
+            if s["files"] and len(s["files"]) > 10:
+                out.append(f"    … {len(s['files']) - 10} more")
+        elif s["kind"] == "kafka":
+            out.append(f"{head}: {s['records']} records")
+            for r in s["partitions"]:
+                out.append(f"    {r['topic']}[{r['partition']}] {r['old']} → {r['new']} (+{r['delta']})")
+        else:
+            parts = [f"{k} {v['old']} → {v['new']}" + (f" (+{v['delta']})" if "delta" in v else "") for k, v in s["fields"].items()]
+            out.append(f"{head}: " + ("; ".join(parts) or f"{s['old']} → {s['new']}"))
+    c = doc["conf"]
+    for k, v in c["added"].items():
+        out.append(f"conf + {k}={v}")
+    for k, v in c["removed"].items():
+        out.append(f"conf - {k}={v}")
+    for k, v in c["changed"].items():
+        out.append(f"conf ~ {k}: {v['old']} → {v['new']}")
+    for st in doc["state"]:
+        v = st["versions"]
+        d = st["bytes_delta"]
+        out.append(f"state {st['operator_id']} ({st['name']}): versions {v['old']} → {v['new']}" + (f", {d:+d} bytes" if d else ""))
+        for p in (st["partitions"] or [])[:20]:
+            out.append(f"    partition {p['partition']}/{p['store']}: version {p['version']['old']} → {p['version']['new']}, bytes {p['bytes']['old']} → {p['bytes']['new']}")
+    sk = doc["sink"]
+    if sk["kind"]:
+        e = sk["entries"]
+        added = sk["files_added"]
+        out.append(f"sink ({sk['kind']}): log entries {e['old']} → {e['new']}" + (f", {len(added)} files added" if added is not None else ""))
+        if sk["delta_version"]:
+            out.append(f"    Delta version {sk['delta_version']['old']} → {sk['delta_version']['new']}")
+    for f in doc["findings"]["appeared"]:
+        out.append(f"finding + {f['severity']} {f['code']}: {f['message']}")
+    for f in doc["findings"]["cleared"]:
+        out.append(f"finding - {f['severity']} {f['code']}: {f['message']}")
+    return "\n".join(out)

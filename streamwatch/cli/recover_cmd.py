@@ -1,0 +1,131 @@
+"""``streamwatch recover CHECKPOINT --plan | --apply-to NEWDIR``: the smallest edit that lets
+Spark restart, written to a copy (the original is never touched). No JVM."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from streamwatch.errors import ExitCode
+
+EPILOG = """\b
+Examples:
+  streamwatch recover CP --plan               what blocks a restart, the fix, its cost
+  streamwatch recover CP --plan --json        schema streamwatch.recover/1 (README)
+  streamwatch recover CP --apply-to CP.fixed  write the repaired COPY; CP is untouched
+  streamwatch recover CP --apply-to CP.fixed --verify --query jobs.orders:query
+                                              …and restart the query on a temporary copy of it
+  # then point the query's checkpointLocation at CP.fixed
+
+\b
+Handles: commits-behind, previous-offsets-missing, offsets-not-empty-at-batch-0,
+a missing metadata file, torn/unparsable last offsets/commits files, .tmp
+leftovers, state versions missing for the last committed batch. Each repair says
+which batches re-run (same offsets) or are re-planned, and whether the sink may
+see a batch twice (file sink / Delta: no; foreachBatch: yes unless idempotent).
+Exit status: --plan 0 nothing blocks a restart, 1 repairs planned, 3 cannot be
+repaired (start a new checkpoint); --apply-to 0 written (with --verify: and Spark
+restarted; 3 Spark refused); 2 usage; 4 unreadable checkpoint or NEWDIR cannot be
+written.
+"""
+
+
+def _fail(code: int, msg: str) -> None:
+    click.echo(f"streamwatch recover: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("path", type=str)
+@click.option("--plan", "show_plan", is_flag=True, help="Print the repairs and their cost (default).")
+@click.option("--apply-to", "apply_to", type=str, default=None, metavar="NEWDIR", help="Write the repaired copy to NEWDIR (must not exist).")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (discovered in a streamwatch workspace).")
+@click.option("--verify", is_flag=True, help="With --apply-to and --query: start the query on a temporary copy of NEWDIR (and of its file sink) and report whether Spark restarted.")
+@click.option("--query", "query", type=str, default=None, metavar="MODULE:FUNCTION", help="Builds the query (a DataStreamWriter, not started) for --verify.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.recover/1).")
+def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, verify: bool, query: str | None, as_json: bool) -> None:
+    """Plan (and apply to a copy) the smallest edits that let Spark restart the
+    query whose checkpoint is PATH."""
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint.ops import recover as ops
+
+    if show_plan and apply_to:
+        _fail(ExitCode.USAGE, "use --plan or --apply-to NEWDIR, not both")
+    if verify and not (apply_to and query):
+        _fail(ExitCode.USAGE, "--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
+    try:
+        cp = read_checkpoint(path, sink=sink, full=True)
+    except CheckpointError as e:
+        _fail(ExitCode.UNREADABLE, str(e))
+        return
+    doc = ops.plan(cp)
+    written: list[str] | None = None
+    if apply_to:
+        if not doc["recoverable"]:
+            _fail(ExitCode.ERRORS, "cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
+        try:
+            written = ops.apply_to(path, doc, apply_to)
+        except ops.RecoverError as e:
+            _fail(ExitCode.UNREADABLE, str(e))
+    out = ops.public(doc)
+    if written is not None:
+        out["applied_to"] = apply_to
+        out["edited"] = written
+    if verify and written is not None:
+        out["spark"] = _verify(query, apply_to, cp.sink_path)  # type: ignore[arg-type]
+    if as_json:
+        import orjson
+
+        sys.stdout.buffer.write(orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        click.echo(render(out))
+    if written is not None:
+        sys.exit(ExitCode.OK if out.get("spark", {}).get("restarted", True) else ExitCode.ERRORS)
+    sys.exit(ExitCode.ERRORS if not doc["recoverable"] else ExitCode.WARNINGS if doc["repairs"] else ExitCode.OK)
+
+
+def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
+    """Spark's answer: start the query with availableNow on a temporary copy of NEWDIR."""
+    click.echo("--verify: starting the query on a temporary copy of the repaired checkpoint…", err=True)
+    from streamwatch.cli.compat_cmd import _session
+    from streamwatch.spark import compat as sc
+
+    spark = _session()
+    try:
+        writer = sc.load_writer(query, spark, search_path=".")
+    except sc.QueryLoadError as e:
+        _fail(ExitCode.USAGE, str(e))
+        raise
+    ans = sc.verify(writer, newdir, sink_path)
+    return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
+
+
+def _ids(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    return ", ".join(str(i) for i in ids) if len(ids) <= 4 else f"{ids[0]}–{ids[-1]} ({len(ids)})"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text report of a ``streamwatch.recover/1`` document."""
+    out = [f"{doc['path']}: " + (f"restart blocked by {', '.join(doc['blocking_findings'])}" if doc["blocking_findings"] else "nothing blocks a restart")]
+    for i, r in enumerate(doc["repairs"], 1):
+        out.append(f"{i}. [{r['finding']}] {r['summary']}")
+        for e in r["edits"]:
+            what = {"delete": "delete", "write": "write ", "copy": "copy  "}[e["action"]]
+            out.append(f"     {what} {e['path']}" + (f" ← {e['source']}" if e.get("source") else "") + (f"  {e['content']}" if e.get("content") else ""))
+    if doc["repairs"]:
+        a = doc["after"]
+        out.append(f"after: offsets end at {a['latest_offsets']}, commits at {a['last_commit']}")
+        out.append(f"cost: re-run {_ids(doc['rerun'])}; re-planned {_ids(doc['replanned'])}")
+        s = doc["sink"]
+        out.append(f"sink ({s['kind']}): " + ("may see a batch twice — " if s["sees_batch_twice"] else "sees no batch twice — ") + s["why"])
+    if doc.get("spark") is not None:
+        sp = doc["spark"]
+        out.append("Spark: " + (f"restarted on a copy, {sp['batches_run']} batch(es) run" if sp["restarted"] else f"refused: {sp['error']}"))
+    if doc.get("applied_to"):
+        out.append(f"repaired copy written to {doc['applied_to']} ({len(doc['edited'])} edits); the original is untouched")
+    return "\n".join(out)

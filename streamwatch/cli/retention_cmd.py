@@ -1,0 +1,112 @@
+"""``streamwatch retention CHECKPOINT``: what Spark's own cleanup deletes next (read-only plan)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from streamwatch.errors import ExitCode
+
+EPILOG = """\b
+Examples:
+  streamwatch retention ./streamwatch-workspace/checkpoints/flights/gold
+  streamwatch retention CP --min-batches 10     as if minBatchesToRetain were 10
+  streamwatch retention CP --json | jq .delete_bytes   schema streamwatch.retention/1
+
+\b
+minBatchesToRetain comes from --min-batches, else the offsets conf, else Spark's
+default 100. The plan lists, with bytes: offsets/commits the next batch purges,
+state files the next maintenance deletes (HDFS: versions before the snapshot
+needed for latest-minBatches; RocksDB: old zips/changelogs, SSTs only they
+name) and what Spark never deletes (orphan SSTs, a .delta beside a purged
+.snapshot), and for each file source/sink log the next .compact file, its
+size and growth per compaction. Nothing is deleted: this is a plan.
+Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
+"""
+
+
+def _fail(code: int, msg: str) -> None:
+    click.echo(f"streamwatch retention: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.command(epilog=EPILOG)
+@click.argument("path", type=str)
+@click.option("--min-batches", "min_batches", type=click.IntRange(min=1), default=None, metavar="N", help="minBatchesToRetain to plan with (default: offsets conf, else 100).")
+@click.option("--sink", type=str, default=None, metavar="DIR", help="The file sink's output folder (discovered in a streamwatch workspace).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.retention/1, see README).")
+def retention(path: str, min_batches: int | None, sink: str | None, as_json: bool) -> None:
+    """What Spark's cleanup (spark.sql.streaming.minBatchesToRetain) deletes next
+    under the checkpoint at PATH, and what it never will. Read-only, no JVM."""
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint.fs import StorageError, open_storage
+    from streamwatch.checkpoint.ops.retention import plan
+
+    try:
+        cp = read_checkpoint(path, sink=sink, full=False)
+        storage, root = open_storage(path)
+        sink_storage = open_storage(cp.sink_path)[0] if cp.sink_path else None
+        doc = plan(storage, root, cp, min_batches, sink_storage)
+    except (CheckpointError, StorageError) as e:
+        _fail(ExitCode.UNREADABLE, str(e))
+        return
+    except OSError as e:
+        _fail(ExitCode.UNREADABLE, f"{path}: unreadable ({e.strerror or e})")
+        return
+    if as_json:
+        import orjson
+
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+        return
+    click.echo(render(doc))
+
+
+def _b(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _ids(ids: list[int]) -> str:
+    if not ids:
+        return "nothing"
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}–{ids[-1]} ({len(ids)} files)"
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The text report of a ``streamwatch.retention/1`` document."""
+    out = [f"{doc['path']}: minBatchesToRetain {doc['min_batches_to_retain']} ({doc['min_batches_source']})"]
+    b = doc["batch_logs"]
+    out.append(f"next batch {b['next_batch']} purges offsets/commits below {b['purge_below']}" if b["purge_below"] is not None
+               else f"next batch {b['next_batch']}: nothing to purge yet (batch id ≤ minBatchesToRetain)")
+    for name in ("offsets", "commits"):
+        x = b[name]
+        out.append(f"  {name}/: {x['files']} files, {_b(x['bytes'])}; deletes {_ids(x['delete_next'])} ({_b(x['delete_bytes'])})")
+    for op in doc["state"]:
+        out.append(f"state {op['operator_id']} ({op['name']}, {op['provider']}): {_b(op['bytes'])}; next maintenance deletes {_b(op['delete_bytes'])}, never deleted {_b(op['never_bytes'])}")
+        for s in op["stores"]:
+            dels = s["delete_next"]
+            line = f"  {s['partition']}/{s['store']}: latest v{s['latest_version']}, keeps from v{s.get('earliest_version_kept')}; deletes {len(dels)} files"
+            if dels:
+                line += f" ({dels[0]} … {dels[-1]})" if len(dels) > 1 else f" ({dels[0]})"
+            never = s.get("never_deleted") or s.get("orphan_ssts") or []
+            if never:
+                line += f"; never: {len(never)} files ({_b(s.get('never_bytes', s.get('orphan_bytes')))})"
+            out.append(line)
+    for lg in doc["file_logs"]:
+        name = f"sources/{lg['index']}" if lg["kind"] == "source" else "sink _spark_metadata"
+        out.append(
+            f"{name}: interval {lg['compact_interval']}, latest {lg['latest_batch']}, next compaction at batch {lg['next_compact']} "
+            f"≈ {_b(lg['next_compact_bytes_estimate'])} (≥ {_b(lg['next_compact_bytes_min'])}), grows ≈ {_b(lg['growth_per_compaction_bytes'])} per compaction"
+        )
+        if lg["delete_below"] is not None:
+            out.append(f"  deletes files below {lg['delete_below']} older than the cleanup delay: {len(lg['delete_next'])} files ({_b(lg['delete_bytes'])})")
+    out.append(f"total: next cleanup frees {_b(doc['delete_bytes'])}; never deleted {_b(doc['never_deleted_bytes'])}")
+    return "\n".join(out)

@@ -1,0 +1,214 @@
+"""The Spark half of ``streamwatch compat``: load the changed query (``MODULE:FUNCTION``
+returning a configured, not started ``DataStreamWriter``), read its shape from the analyzed
+logical plan and the writer's settings without running a batch, and ``--verify`` by starting
+it with ``availableNow`` on a temporary copy of the checkpoint (and of a file sink folder).
+
+The writer's settings are private fields of ``org.apache.spark.sql.classic.DataStreamWriter``
+(source, outputMode, extraOptions), read through JVM reflection.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import orjson
+
+from streamwatch.checkpoint.ops.compat_rules import OPERATOR_NAMES, RESTORED_CONFS, NewOperator, NewQuery, NewSource
+
+
+class QueryLoadError(Exception):
+    """MODULE:FUNCTION cannot be imported or called, or does not return a DataStreamWriter."""
+
+
+def load_writer(spec: str, spark, search_path: str | None = None):
+    """Import ``MODULE:FUNCTION`` (MODULE may also be a ``.py`` file path) and call
+    ``FUNCTION(spark)``. Raises :class:`QueryLoadError`."""
+    from pyspark.sql.streaming import DataStreamWriter
+
+    mod_name, sep, func = spec.rpartition(":")
+    if not sep or not mod_name or not func:
+        raise QueryLoadError(f"{spec!r}: expected MODULE:FUNCTION")
+    try:
+        if mod_name.endswith(".py"):
+            s = importlib.util.spec_from_file_location(f"streamwatch_compat_{abs(hash(mod_name))}", mod_name)
+            if s is None or s.loader is None:
+                raise QueryLoadError(f"{mod_name}: cannot load")
+            module = importlib.util.module_from_spec(s)
+            s.loader.exec_module(module)
+        else:
+            if search_path and search_path not in sys.path:
+                sys.path.insert(0, search_path)
+            module = importlib.import_module(mod_name)
+        fn = getattr(module, func)
+    except (ImportError, AttributeError, OSError, SyntaxError) as e:
+        raise QueryLoadError(f"{spec}: {type(e).__name__}: {e}") from None
+    writer = fn(spark)
+    if not isinstance(writer, DataStreamWriter):
+        raise QueryLoadError(f"{spec} returned {type(writer).__name__}, not a DataStreamWriter (return df.writeStream…, not started)")
+    return writer
+
+
+def _field(obj, name: str):
+    f = obj.getClass().getDeclaredField(name)
+    f.setAccessible(True)
+    return f.get(obj)
+
+
+def _seq(s) -> list:
+    return [s.apply(i) for i in range(s.size())]
+
+
+def _scala_map(m) -> dict[str, str]:
+    out = {}
+    it = m.iterator()
+    while it.hasNext():
+        kv = it.next()
+        out[str(kv._1())] = str(kv._2())
+    return out
+
+
+_UNITS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000, "week": 604_800_000}
+
+
+def _delay_ms(text: str) -> int | None:
+    total, found = 0, False
+    for n, unit in re.findall(r"(\d+)\s*(millisecond|second|minute|hour|day|week)s?", text):
+        total += int(n) * _UNITS[unit]
+        found = True
+    return total if found else None
+
+
+def _agg_value_schema(node) -> dict:
+    fields = []
+
+    def walk(e) -> None:
+        if e.nodeName() == "AggregateExpression":
+            for a in _seq(e.aggregateFunction().aggBufferAttributes()):
+                fields.append({"name": a.name(), "type": orjson.loads(a.dataType().json()), "nullable": a.nullable(), "metadata": {}})
+            return
+        for c in _seq(e.children()):
+            walk(c)
+
+    for e in _seq(node.aggregateExpressions()):
+        walk(e)
+    return {"type": "struct", "fields": fields}
+
+
+def _key_schema(exprs) -> dict:
+    return {"type": "struct", "fields": [{"name": str(e.toString()), "type": orjson.loads(e.dataType().json()), "nullable": e.nullable(), "metadata": {}} for e in exprs]}
+
+
+def shape(writer) -> NewQuery:
+    """The changed query's shape (sources, stateful operators with key/value schemas,
+    watermark delays, sink format/path, output mode, query name, restored confs' session
+    values). Reads the analyzed plan only: no batch runs, nothing is written."""
+    jw = writer._jwrite
+    ds = _field(jw, "ds")
+    plan = ds.queryExecution().analyzed()
+    sources: list[NewSource] = []
+    operators: list[NewOperator] = []
+    delays: list[int] = []
+
+    def walk(n) -> None:  # pre-order: Spark numbers stateful operators from the sink down
+        name = n.nodeName()
+        if name == "StreamingRelation":
+            d = n.dataSource()
+            opts = _scala_map(d.options())
+            kind = "file" if "FileSource[" in n.toString() else str(d.className()).lower()
+            sources.append(NewSource(kind, opts.get("path"), opts))
+        elif name in ("StreamingRelationV2", "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation"):
+            text = n.toString()
+            short = text.split(",")[1].strip() if name == "StreamingRelationV2" and "," in text else text
+            sources.append(NewSource(short.lower(), None, {}))
+        elif name == "EventTimeWatermark":
+            ms = _delay_ms(str(n.delay().toString()))
+            if ms is not None:
+                delays.append(ms)
+        elif n.isStreaming() and name in OPERATOR_NAMES:
+            if name == "Join":
+                kids = _seq(n.children())
+                if not all(k.isStreaming() for k in kids):
+                    name = ""
+            if name == "Aggregate":
+                operators.append(NewOperator(OPERATOR_NAMES[name], _key_schema(_seq(n.groupingExpressions())), _agg_value_schema(n)))
+            elif name in ("Deduplicate", "DeduplicateWithinWatermark"):
+                operators.append(NewOperator(OPERATOR_NAMES[name], _key_schema(_seq(n.keys())), None))
+            elif name:
+                operators.append(NewOperator(OPERATOR_NAMES[name]))
+        for c in _seq(n.children()):
+            walk(c)
+
+    walk(plan)
+    opts = _scala_map(_field(jw, "extraOptions"))
+    mode = str(_field(jw, "outputMode").toString()).lower()
+    conf = writer._spark.conf
+    return NewQuery(
+        sources=tuple(sources),
+        operators=tuple(operators),
+        sink_format=str(_field(jw, "source")),
+        sink_path=opts.get("path"),
+        output_mode=mode,
+        query_name=opts.get("queryName") or _opt(_field(jw, "extraOptions"), "queryName"),
+        watermark_delays_ms=tuple(delays),
+        conf={k: v for k in RESTORED_CONFS if (v := conf.get(k, None)) is not None},
+    )
+
+
+def _opt(m, key: str) -> str | None:
+    try:
+        v = m.get(key)
+        return str(v.get()) if v.isDefined() else None
+    except Exception:  # noqa: BLE001 - a missing key is not an error
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SparkAnswer:
+    """What Spark did when the changed query started on a copy: ``restarted`` True when it ran
+    its availableNow batches and stopped without error, else ``error`` (first line)."""
+
+    restarted: bool
+    error: str | None
+    batches_run: int
+
+
+def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 300) -> SparkAnswer:
+    """Start ``writer`` with ``availableNow`` on a temporary copy of ``checkpoint`` (and of
+    ``sink_path`` when the writer writes to that folder); the originals are only read."""
+    tmp = tempfile.mkdtemp(prefix="streamwatch-compat-")
+    try:
+        cp_copy = os.path.join(tmp, "checkpoint")
+        shutil.copytree(checkpoint, cp_copy, symlinks=True)
+        jw = writer._jwrite
+        opts = _scala_map(_field(jw, "extraOptions"))
+        target = opts.get("path")
+        if target and os.path.isdir(target.removeprefix("file:")):
+            copy = os.path.join(tmp, "sink")
+            shutil.copytree(target.removeprefix("file:"), copy, symlinks=True)
+            writer = writer.option("path", copy)
+        elif target:
+            writer = writer.option("path", os.path.join(tmp, "new-sink"))
+        before = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
+        try:
+            q = writer.option("checkpointLocation", cp_copy).trigger(availableNow=True).start()
+            q.awaitTermination(timeout_s)
+            err = q.exception()
+            if q.isActive:
+                q.stop()
+        except Exception as e:  # noqa: BLE001 - Spark's refusal is the answer
+            err = e
+        after = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
+        ran = len([n for n in after - before if n.isdecimal()])
+        if err is not None:
+            line = str(getattr(err, "desc", None) or err).strip().splitlines()[0]
+            return SparkAnswer(False, line[:500], ran)
+        return SparkAnswer(True, None, ran)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""`streamwatch compat` on a checkpoint Spark writes in this run: the prediction per kind of
+change, and Spark's own answer (--verify) on a temporary copy agrees with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from streamwatch.cli import main
+from tests.ops import compat_queries as cq
+from tests.ops.conftest import session_confs
+
+pytestmark = pytest.mark.spark
+
+#: change → expected verdict (exit status 0 compatible, 1 allowed, 3 incompatible)
+CHANGES = {
+    "base": "compatible",
+    "add_filter": "compatible",
+    "rename": "compatible",
+    "max_files": "compatible",
+    "key_type": "incompatible",
+    "add_aggregate": "incompatible",
+    "remove_aggregate": "incompatible",
+    "add_dedup": "incompatible",
+    "add_source": "incompatible",
+    "output_mode": "incompatible",
+    "swap_sources": "incompatible",
+    "sink_path": "allowed",
+    "shuffle_partitions": "allowed",
+    "watermark": "allowed",
+
+    "rocksdb": "allowed",
+}
+EXIT = {"compatible": 0, "allowed": 1, "incompatible": 3}
+RESTORE = ("spark.sql.shuffle.partitions", "spark.sql.streaming.stateStore.providerClass")
+
+
+def _land(folder: Path, start: int, n: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(start, start + n):
+        rows = [{"k": f"k{j % 2}", "v": i * 10 + j, "ts": f"2024-01-01T00:{(i * 20) // 60:02d}:{(i * 20) % 60:02d}"} for j in range(3)]
+        (folder / f"f{i:03d}.json").write_text("\n".join(json.dumps(r) for r in rows))
+
+
+@pytest.fixture(scope="module")
+def checkpoint(spark, tmp_path_factory):
+    """The base query run over 2 files per source, then one more file landed in each source so
+    a restart has a batch to run (state is loaded, schemas checked)."""
+    root = tmp_path_factory.mktemp("compat")
+    cq.PATHS.update({k: str(root / k) for k in ("a", "b", "c")})
+    cq.PATHS["out"], cq.PATHS["out2"] = str(root / "out"), str(root / "out2")
+    for k in ("a", "b", "c"):
+        _land(root / k, 0, 2)
+    cp = root / "out" / "_checkpoint"
+    q = cq.base(spark).option("checkpointLocation", str(cp)).trigger(availableNow=True).start()
+    q.awaitTermination(180)
+    assert q.exception() is None
+    for k in ("a", "b", "c"):
+        _land(root / k, 2, 1)
+    return cp
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_prediction_and_spark_agree(spark, checkpoint, unchanged, change):
+    unchanged(checkpoint.parent)
+    with session_confs(spark, {k: spark.conf.get(k) for k in RESTORE}):
+        r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", f"tests.ops.compat_queries:{change}", "--verify", "--json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "streamwatch.compat/1"
+    assert doc["verdict"] == CHANGES[change], doc["rules"]
+    assert r.exit_code == EXIT[CHANGES[change]]
+    assert doc["spark"]["agrees"], doc["spark"]
+    assert doc["spark"]["restarted"] == (CHANGES[change] != "incompatible")
+
+
+def test_text_report_names_the_rule_and_file(spark, checkpoint, unchanged):
+    unchanged(checkpoint.parent)
+    r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", "tests.ops.compat_queries:key_type"])
+    assert r.exit_code == 3
+    assert "INCOMPATIBLE" in r.output and "state 0 key schema" in r.output and "_metadata/schema" in r.output
+
+
+def test_bad_query_spec(spark, checkpoint, tmp_path):
+    r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", "tests.ops.compat_queries:not_a_writer"])
+    assert r.exit_code == 2 and "not a DataStreamWriter" in r.output
+    r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", "nope"])
+    assert r.exit_code == 2
+    r = CliRunner().invoke(main, ["compat", str(tmp_path / "missing"), "--query", "a:b"])
+    assert r.exit_code == 4
+    assert "Examples:" in CliRunner().invoke(main, ["compat", "--help"]).output

@@ -1,0 +1,94 @@
+"""`streamwatch retention`: the plan, then one more batch, and Spark deletes exactly what the
+plan said (offsets, commits, the file source log and the file sink log)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from streamwatch.cli import main
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "retention"
+
+# Small numbers so one more batch purges something; deletion synchronous and without delay.
+CONFS = {
+    "spark.sql.streaming.minBatchesToRetain": "3",
+    "spark.sql.streaming.asyncLogPurge.enabled": "false",
+    "spark.sql.streaming.fileSink.log.compactInterval": "3",
+    "spark.sql.streaming.fileSink.log.cleanupDelay": "0",
+    "spark.sql.streaming.fileSource.log.compactInterval": "3",
+    "spark.sql.streaming.fileSource.log.cleanupDelay": "0",
+}
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if not p.name.startswith(".")}
+
+
+@pytest.mark.spark
+def test_spark_deletes_exactly_what_the_plan_predicted(mini_query, unchanged):
+    q = mini_query(stateful=False)
+    q.land(8)
+    q.run(CONFS)  # batches 0..7
+    folders = {
+        "offsets": q.cp / "offsets",
+        "commits": q.cp / "commits",
+        "source": q.cp / "sources" / "0",
+        "sink": q.out / "_spark_metadata",
+    }
+    with unchanged.around(q.out):
+        r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
+        text = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3"])
+    assert r.exit_code == 0, r.output
+    assert text.exit_code == 0 and "next batch 8 purges offsets/commits below 5" in text.output
+    plan = json.loads(r.stdout)
+    assert plan["schema"] == "streamwatch.retention/1"
+    assert plan["min_batches_to_retain"] == 3 and plan["min_batches_source"] == "option"
+    before = {k: _names(v) for k, v in folders.items()}
+
+    q.land(1)
+    q.run(CONFS)  # batch 8
+    after = {k: _names(v) for k, v in folders.items()}
+    deleted = {k: before[k] - after[k] for k in folders}
+
+    bl = plan["batch_logs"]
+    assert bl["next_batch"] == 8
+    assert deleted["offsets"] == {str(b) for b in bl["offsets"]["delete_next"]} == {"4"}
+    assert deleted["commits"] == {str(b) for b in bl["commits"]["delete_next"]} == {"4"}
+    logs = {lg["kind"]: lg for lg in plan["file_logs"]}
+    assert deleted["source"] == set(logs["source"]["delete_next"])
+    assert deleted["sink"] == set(logs["sink"]["delete_next"]) == {"2.compact", "3", "4"}
+    for kind in ("source", "sink"):
+        lg = logs[kind]
+        assert lg["compact_interval"] == 3 and lg["next_compact"] == 8
+        compact = folders[kind] / "8.compact"
+        assert compact.is_file()
+        assert compact.stat().st_size >= lg["next_compact_bytes_min"]
+    assert plan["delete_bytes"] > 0
+
+
+def test_retention_usage_errors(tmp_path):
+    r = CliRunner().invoke(main, ["retention", str(tmp_path / "nope")])
+    assert r.exit_code == 4 and "no such file or directory" in r.output
+    r = CliRunner().invoke(main, ["retention", str(tmp_path), "--min-batches", "0"])
+    assert r.exit_code == 2
+    assert "Examples:" in CliRunner().invoke(main, ["retention", "--help"]).output
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_retention_golden_on_the_corpus(corpus, unchanged, fmt):
+    cp = unchanged(corpus / "spark" / "checkpoint-version-4.0.0" / "hdfs" / "join2")
+    r = CliRunner().invoke(main, ["retention", str(cp), "--min-batches", "2"] + (["--json"] if fmt == "json" else []))
+    assert r.exit_code == 0, r.output
+    text = r.stdout.replace(str(cp), "<PATH>")
+    path = GOLDEN / f"join2-min2.{fmt}"
+    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
+    assert text == path.read_text()
