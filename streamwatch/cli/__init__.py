@@ -15,6 +15,7 @@ from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.run_cmd import run
+from streamwatch.cli.state_cmd import state
 from streamwatch.cli.watch_cmd import watch
 from streamwatch.errors import StreamwatchError, exit_code_for, one_line
 
@@ -27,6 +28,7 @@ Examples:
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
   streamwatch replay events.jsonl      the dashboard on a recording or a Spark event log
+  streamwatch state CP --batch 12      the rows in CP's state stores after batch 12 (no JVM)
 """
 
 
@@ -66,3 +68,4 @@ main.add_command(replay)
 main.add_command(land)
 main.add_command(pipelines)
 main.add_command(watch)
+main.add_command(state)
