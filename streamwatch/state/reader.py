@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Any, Mapping
 
 from streamwatch.checkpoint import CheckpointError, read_checkpoint
@@ -146,6 +147,9 @@ def read_store(ctx: _Ctx, op: StateOperator, store: str, batch_id: int, partitio
     raw_store = f"{store}-keyWithIndexToValue" if side else store
     cfs = find_schema(ctx.storage, op_folder, raw_store, batch_id, partitions)
     cf = next((c for c in cfs if c.name in (raw_store, DEFAULT_CF)), cfs[0])
+    info = next((s for s in op.stores if s.name == raw_store), None)
+    if cf.encoder == "noPrefix" and info is not None and (info.num_cols_prefix_key or 0) > 0:
+        cf = replace(cf, encoder="prefixScan", prefix_cols=info.num_cols_prefix_key or 0)
     if ctx.encoding != "unsaferow":
         raise StateReadError(f"state/{op.operator_id} store {store}: stateStore.encodingFormat={ctx.encoding} "
                              "is not decoded by streamwatch (unsaferow is)")

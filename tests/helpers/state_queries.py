@@ -133,7 +133,9 @@ def write_session_window(spark, root: Path, provider: str = HDFS, **kw) -> Path:
 
 
 def write_pandas_state(spark, root: Path, provider: str = HDFS, **kw) -> Path:
-    """``applyInPandasWithState``: a running count and sum per key, processing-time timeout."""
+    """``applyInPandasWithState``: a running count and sum per key, an event-time timeout
+    60 s after the watermark (a processing-time timeout would run no-data batches until it
+    fires)."""
     import pandas as pd
     from pyspark.sql.streaming.state import GroupStateTimeout
 
@@ -143,13 +145,13 @@ def write_pandas_state(spark, root: Path, provider: str = HDFS, **kw) -> Path:
             n += len(pdf)
             total += int(pdf["v"].sum())
         state.update((n, total))
-        state.setTimeoutDuration(60_000)
+        state.setTimeoutTimestamp(state.getCurrentWatermarkMs() + 60_000)
         yield pd.DataFrame({"key": [key[0]], "n": [n]})
 
     src = land_events(root / "in", default_batches(4, 4))
     with confs(spark, provider, **kw):
-        df = stream(spark, src).groupBy("key").applyInPandasWithState(
-            count, "key STRING, n LONG", "n LONG, total LONG", "update", GroupStateTimeout.ProcessingTimeTimeout)
+        df = stream(spark, src).withWatermark("ts", "5 seconds").groupBy("key").applyInPandasWithState(
+            count, "key STRING, n LONG", "n LONG, total LONG", "update", GroupStateTimeout.EventTimeTimeout)
         return run(df, root / "cp")
 
 
