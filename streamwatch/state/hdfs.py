@@ -51,7 +51,9 @@ def _pick(cands: list[tuple[str | None, str, int]], uid: str | None) -> tuple[st
     return name, size
 
 
-def _apply(storage: Storage, folder: str, name: str, codec: str, rows: dict[bytes, bytes]) -> None:
+def apply_file(storage: Storage, folder: str, name: str, codec: str, rows: dict[bytes, bytes]) -> None:
+    """Apply the records of state file ``name`` in ``folder`` to ``rows`` (puts and deletes).
+    Raises :class:`StateFileError` or ``OSError``."""
     data = storage.read(storage.join(folder, name))
     for rec in read_records(io.BytesIO(data), codec, name):
         if rec.op == DELETE:
@@ -73,7 +75,7 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
         name, size = _pick(files[(s, "snapshot")], ids.get(s))
         rows: dict[bytes, bytes] = {}
         try:
-            _apply(storage, folder, name, codec, rows)
+            apply_file(storage, folder, name, codec, rows)
         except (StateFileError, OSError) as e:
             skipped.append(f"{name}: {e}")
             continue
@@ -89,7 +91,7 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
                                  f"{' from snapshot ' + str(start) if start else ''})")
         name, size = _pick(cands, ids.get(v))
         try:
-            _apply(storage, folder, name, codec, rows)
+            apply_file(storage, folder, name, codec, rows)
         except OSError as e:
             raise StateFileError(f"{name}: cannot read ({e})") from None
         deltas.append(v)

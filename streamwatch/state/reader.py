@@ -36,7 +36,7 @@ ENCODING_CONF = "spark.sql.streaming.stateStore.encodingFormat"
 PROVIDER_CONF = "spark.sql.streaming.stateStore.providerClass"
 
 
-class _Ctx:
+class StateContext:
     """What every store read of one call shares: storage, root, conf, commit cache."""
 
     def __init__(self, storage: Storage, root: str, conf: Mapping[str, str]) -> None:
@@ -110,13 +110,18 @@ def _columns(cf: ColumnFamilySchema, drop_key_tail: int = 0) -> tuple[Column, ..
             + (Column("partition_id", "int", "meta"),))
 
 
-def _store_folder(ctx: _Ctx, op_folder: str, partition: int, store: str) -> str:
+def _store_folder(ctx: StateContext, op_folder: str, partition: int, store: str) -> str:
     parts = [str(partition)] + ([] if store == DEFAULT_CF else [store])
     return ctx.storage.join(op_folder, *parts)
 
 
-def _load(ctx: _Ctx, op: StateOperator, provider: str, partition: int, store: str, version: int) -> tuple[dict[bytes, bytes], PartitionSize]:
-    folder = _store_folder(ctx, op.path if op.path.startswith(ctx.root) else ctx.storage.join(ctx.root, "state", str(op.operator_id)), partition, store)
+def store_folder(ctx: StateContext, op: StateOperator, partition: int, store: str) -> str:
+    """``state/<op>/<partition>[/<store>]`` of ``op`` under the context's checkpoint."""
+    return _store_folder(ctx, ctx.storage.join(ctx.root, "state", str(op.operator_id)), partition, store)
+
+
+def _load(ctx: StateContext, op: StateOperator, provider: str, partition: int, store: str, version: int) -> tuple[dict[bytes, bytes], PartitionSize]:
+    folder = store_folder(ctx, op, partition, store)
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(store) if store in names else 0
     ids = ctx.unique_ids(op.operator_id, partition, index, version)
@@ -129,18 +134,19 @@ def _load(ctx: _Ctx, op: StateOperator, provider: str, partition: int, store: st
     return rows, PartitionSize(partition, store, len(rows), rep.bytes, rep.snapshot, replayed)
 
 
-def _provider(op: StateOperator, conf: Mapping[str, str]) -> str:
+def provider_of(op: StateOperator, conf: Mapping[str, str]) -> str:
+    """``hdfs`` or ``rocksdb``: from the files, else the offsets log's providerClass."""
     if op.provider in ("hdfs", "rocksdb"):
         return op.provider
     cls = conf.get(PROVIDER_CONF, "")
     return "rocksdb" if "RocksDB" in cls else "hdfs"
 
 
-def read_store(ctx: _Ctx, op: StateOperator, store: str, batch_id: int, partitions: list[int], limit: int | None) -> StateTable:
+def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int], limit: int | None) -> StateTable:
     """The rows of one raw store (``default``, ``left-keyWithIndexToValue``…) or, for a
     stream-stream join, one side (``left``/``right``: keyWithIndexToValue rows without the
     index, value columns with the ``matched`` flag)."""
-    provider = _provider(op, ctx.conf)
+    provider = provider_of(op, ctx.conf)
     version = batch_id + 1
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
@@ -207,7 +213,7 @@ def open_context(path: str, storage_options: dict | None = None):
     except StorageError as e:
         raise StateReadError(str(e)) from None
     conf = cp.offsets[-1].conf if cp.offsets else {}
-    return cp, _Ctx(storage, root, conf)
+    return cp, StateContext(storage, root, conf)
 
 
 def read_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
