@@ -159,6 +159,9 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
         except (StateFileError, OSError) as e:
             error = str(e)
             break
+        except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
+            error = f"{folder}: unreadable ({type(e).__name__}: {e})"
+            break
         for v, (n, b) in series.items():
             per_version[v][part.partition_id] = per_version[v].get(part.partition_id, 0) + n
             bytes_v[v] += b

@@ -130,6 +130,8 @@ def _load(ctx: StateContext, op: StateOperator, provider: str, partition: int, s
         rows, rep = loader(ctx.storage, folder, version, ctx.codec, ids)
     except (StateFileError, OSError) as e:
         return {}, PartitionSize(partition, store, error=str(e))
+    except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
+        return {}, PartitionSize(partition, store, error=f"{folder}: unreadable ({type(e).__name__}: {e})")
     replayed = rep.changelogs if isinstance(rep, rocksdb.Replay) else rep.deltas
     return rows, PartitionSize(partition, store, len(rows), rep.bytes, rep.snapshot, replayed)
 
@@ -151,7 +153,8 @@ def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, 
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
     raw_store = f"{store}-keyWithIndexToValue" if side else store
-    cfs = find_schema(ctx.storage, op_folder, raw_store, batch_id, partitions)
+    every = sorted({p.partition_id for p in op.partitions})
+    cfs = find_schema(ctx.storage, op_folder, raw_store, batch_id, partitions + [p for p in every if p not in partitions])
     cf = next((c for c in cfs if c.name in (raw_store, DEFAULT_CF)), cfs[0])
     info = next((s for s in op.stores if s.name == raw_store), None)
     if cf.encoder == "noPrefix" and info is not None and (info.num_cols_prefix_key or 0) > 0:

@@ -102,8 +102,8 @@ def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, 
                         continue
                     with open(os.path.join(tmp, base), "wb") as out:
                         out.write(zf.read(info))
-        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError) as e:
-            raise StateFileError(f"{zip_name}: not a readable zip ({e})") from None
+        except Exception as e:  # noqa: BLE001 - zipfile raises zlib.error, EOFError, BadZipFile…
+            raise StateFileError(f"{zip_name}: not a readable zip ({type(e).__name__}: {e})") from None
         meta_path = os.path.join(tmp, "metadata")
         if not os.path.exists(meta_path):
             raise StateFileError(f"{zip_name}: no metadata file inside")
