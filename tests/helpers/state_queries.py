@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -50,7 +51,11 @@ def land_events(folder: Path, batches: list[list[tuple[str, int, int, float]]]) 
     for i, rows in enumerate(batches):
         lines = [json.dumps({"key": k, "ts": (T0 + dt.timedelta(seconds=s)).isoformat(), "v": v, "d": d})
                  for k, s, v, d in rows]
-        (folder / f"part-{i:05d}.json").write_text("\n".join(lines) + "\n")
+        path = folder / f"part-{i:05d}.json"
+        path.write_text("\n".join(lines) + "\n")
+        # the file source orders files by modification time: make it the landing order, so
+        # two runs over the same input plan the same batches
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
     return folder
 
 
@@ -172,3 +177,27 @@ def write_bounded(spark, root: Path, batches: int = 6, **kw) -> Path:
     with confs(spark, HDFS, **kw):
         df = stream(spark, src).withWatermark("ts", "5 seconds").groupBy(F.window("ts", "10 seconds"), "key").count()
         return run(df, root / "cp", "append")
+
+
+def write_types(spark, root: Path, provider: str = HDFS, **kw) -> Path:
+    """An aggregation whose state holds many Spark types: short/byte/float/boolean/date,
+    decimals (compact and 38-digit), binary, a map, a struct and collect_list's buffer."""
+    from pyspark.sql import functions as F
+
+    src = land_events(root / "in", default_batches(3, 4))
+    with confs(spark, provider, **kw):
+        df = stream(spark, src).groupBy("key").agg(
+            F.collect_list("v").alias("vs"),
+            F.sum(F.col("d").cast("decimal(10,2)")).alias("dsum"),
+            F.max(F.col("v").cast("decimal(38,6)")).alias("big"),
+            F.max(F.col("ts").cast("date")).alias("day"),
+            F.max(F.col("d").cast("float")).alias("f"),
+            F.max(F.col("v") > 150).alias("flag"),
+            F.max(F.col("v").cast("short")).alias("s"),
+            F.min((F.col("v") % 100).cast("byte")).alias("b"),
+            F.max(F.col("key").cast("binary")).alias("bin"),
+            F.first(F.create_map(F.col("key"), F.col("v"))).alias("m"),
+            F.max(F.struct("ts", "v")).alias("latest"),
+            F.max(F.array("v", "v")).alias("arr"),
+        )
+        return run(df, root / "cp")

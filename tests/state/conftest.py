@@ -23,6 +23,7 @@ def state_cps(spark, tmp_path_factory):
         "join_rocks": Q.write_join(spark, base / "join_rocks", Q.ROCKSDB),
         "session": Q.write_session_window(spark, base / "session", Q.ROCKSDB),
         "pandas": Q.write_pandas_state(spark, base / "pandas"),
+        "types": Q.write_types(spark, base / "types", Q.ROCKSDB),
         "bounded": Q.write_bounded(spark, base / "bounded"),
         "growing": Q.write_growing(spark, base / "growing"),
     }

@@ -52,7 +52,7 @@ def our_rows(cp, batch=None, store=None, operator=0):
     return sorted((tuple(norm(x) for x in r) for r in t.rows), key=repr)
 
 
-@pytest.mark.parametrize("name", ["agg_hdfs", "agg_rocks", "agg_rocks_cl", "dedup", "dedup_ww", "session", "pandas"])
+@pytest.mark.parametrize("name", ["agg_hdfs", "agg_rocks", "agg_rocks_cl", "dedup", "dedup_ww", "session", "pandas", "types"])
 def test_every_batch_matches_the_statestore_source(spark, state_cps, unchanged, name):
     cp = unchanged(state_cps[name])
     batches = sorted(int(p.name) for p in (cp / "commits").iterdir() if p.name.isdigit())
