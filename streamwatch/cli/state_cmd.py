@@ -115,7 +115,8 @@ def _print_tables(tables) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    out = Console(soft_wrap=False)
+    # a pipe or file gets whole rows (no terminal width to respect)
+    out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 250)
     for t in tables:
         shown = len(t.rows)
         title = (f"operator {t.operator_id} ({t.operator_name or 'unknown'}) · store {t.store} · {t.provider} · "
@@ -123,7 +124,8 @@ def _print_tables(tables) -> None:
                  + (f" (first {shown})" if shown < t.total_rows else ""))
         table = Table(title=title, title_justify="left")
         for c in t.columns:
-            table.add_column(f"{c.name}\n{c.type}", justify="right" if c.type in ("bigint", "int", "double", "float", "smallint", "tinyint") else "left")
+            table.add_column(f"{c.name}\n{c.type}", no_wrap=True,
+                             justify="right" if c.type in ("bigint", "int", "double", "float", "smallint", "tinyint") else "left")
         names = [_leaf(c.name) for c in t.columns]
         for r in t.rows:
             table.add_row(*(text(v, n) for n, v in zip(names, r)))
