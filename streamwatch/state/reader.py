@@ -150,6 +150,10 @@ def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, 
     index, value columns with the ``matched`` flag)."""
     provider = provider_of(op, ctx.conf)
     version = batch_id + 1
+    if (op.name or "").startswith("transformWithState") or op.state_variables:
+        names = ", ".join(f"{v.name} ({v.kind})" for v in op.state_variables) or "unknown"
+        raise StateReadError(f"state/{op.operator_id} ({op.name}): transformWithState state variables "
+                             f"[{names}] live in column families streamwatch does not decode yet")
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
     raw_store = f"{store}-keyWithIndexToValue" if side else store
