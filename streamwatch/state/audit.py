@@ -160,7 +160,7 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
             error = str(e)
             break
         except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-            error = f"{folder}: unreadable ({type(e).__name__}: {e})"
+            error = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
             break
         for v, (n, b) in series.items():
             per_version[v][part.partition_id] = per_version[v].get(part.partition_id, 0) + n
@@ -264,5 +264,6 @@ def with_audit_findings(cp, path: str, storage_options: dict | None = None):
         try:
             extra = audit_findings(audit_state(path, storage_options))
         except Exception as e:  # noqa: BLE001 - the audit must never break inspect
-            extra = [Finding("warning", "state-audit-unreadable", f"state growth not audited: {type(e).__name__}: {e}", "state")]
+            extra = [Finding("warning", "state-audit-unreadable",
+                             " ".join(f"state growth not audited: {type(e).__name__}: {e}".split()), "state")]
     return replace(cp, findings=tuple(cp.findings) + tuple(extra)) if extra else cp

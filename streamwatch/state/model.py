@@ -12,6 +12,9 @@ class StateReadError(Exception):
     """The state asked for cannot be read at all (message: one line): no such operator, store
     or batch, no readable schema, an encoding streamwatch does not decode."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
+
 
 @dataclass(frozen=True, slots=True)
 class Column:

@@ -131,7 +131,7 @@ def _load(ctx: StateContext, op: StateOperator, provider: str, partition: int, s
     except (StateFileError, OSError) as e:
         return {}, PartitionSize(partition, store, error=str(e))
     except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-        return {}, PartitionSize(partition, store, error=f"{folder}: unreadable ({type(e).__name__}: {e})")
+        return {}, PartitionSize(partition, store, error=" ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split()))
     replayed = rep.changelogs if isinstance(rep, rocksdb.Replay) else rep.deltas
     return rows, PartitionSize(partition, store, len(rows), rep.bytes, rep.snapshot, replayed)
 

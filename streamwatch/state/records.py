@@ -31,7 +31,11 @@ MAX_RECORD = 1 << 30
 
 
 class StateFileError(ValueError):
-    """A state file that cannot be read to its end (message: one line, names the file)."""
+    """A state file that cannot be read to its end (message: one line, names the file;
+    line breaks in a library's message are folded)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,7 @@ def test_corrupt_state_files_become_findings(state_cps, unchanged, base):
     n_files = len(_state_files(src))
     assert n_files > 3
 
-    @settings(fuzz_settings(0.6), derandomize=PROFILE == "ci")
+    @settings(fuzz_settings(0.4), derandomize=PROFILE == "ci")
     @given(muts=st.lists(mutation(n_files), min_size=1, max_size=3))
     def case(muts):
         with tempfile.TemporaryDirectory() as tmp:
