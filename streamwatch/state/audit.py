@@ -83,6 +83,7 @@ class OperatorGrowth:
     restart: tuple[RestartCost, ...]
     watermark_moved: bool | None = None
     error: str | None = None
+    path: str | None = None
 
 
 def _slope(xs: list[int], ys: list[int]) -> float:
@@ -168,7 +169,8 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
         restart.append(_restart(ctx, folder, provider, part.partition_id, part.store_name, latest, min_deltas))
     parts = len({p.partition_id for p in op.partitions})
     if error is not None:
-        return OperatorGrowth(op.operator_id, op.name, "unknown", (), 0.0, 0.0, None, None, parts, tuple(restart), error=error)
+        return OperatorGrowth(op.operator_id, op.name, "unknown", (), 0.0, 0.0, None, None, parts, tuple(restart),
+                              error=error, path=op.path)
     points = tuple(GrowthPoint(v - 1, sum(per_version[v].values()), bytes_v[v], max(per_version[v].values(), default=0))
                    for v in versions)
     xs = [p.batch_id for p in points]
@@ -187,7 +189,8 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
         proj = max(0, int((PROJECTION_BYTES - points[-1].bytes) / bps))
     last = points[-1] if points else None
     skew = (last.largest_partition_rows / last.rows) if last and last.rows else None
-    return OperatorGrowth(op.operator_id, op.name, verdict, points, rps, bps, proj, skew, parts, tuple(restart), moved)
+    return OperatorGrowth(op.operator_id, op.name, verdict, points, rps, bps, proj, skew, parts, tuple(restart), moved,
+                          path=op.path)
 
 
 def audit_state(path: str, storage_options: dict | None = None) -> list[OperatorGrowth]:
@@ -211,7 +214,7 @@ def audit_findings(audits: list[OperatorGrowth]) -> list[Finding]:
     partitions), ``state-snapshot-lag`` (warning), ``state-audit-unreadable`` (warning)."""
     out: list[Finding] = []
     for a in audits:
-        where = f"state/{a.operator_id}"
+        where = a.path or f"state/{a.operator_id}"
         label = f"state operator {a.operator_id}{f' ({a.name})' if a.name else ''}"
         if a.error:
             out.append(Finding("warning", "state-audit-unreadable", f"{label}: growth not audited: {a.error}", where))
@@ -259,11 +262,12 @@ def with_audit_findings(cp, path: str, storage_options: dict | None = None):
     total = sum(op.bytes for op in cp.state)
     if total > AUDIT_BUDGET_BYTES:
         extra = [Finding("info", "state-audit-skipped",
-                         f"state growth not audited: {_gib(total)} of state files (run `streamwatch state` on one operator)", "state")]
+                         f"state growth not audited: {_gib(total)} of state files (run `streamwatch state` on one operator)",
+                         cp.state[0].path)]
     else:
         try:
             extra = audit_findings(audit_state(path, storage_options))
         except Exception as e:  # noqa: BLE001 - the audit must never break inspect
             extra = [Finding("warning", "state-audit-unreadable",
-                             " ".join(f"state growth not audited: {type(e).__name__}: {e}".split()), "state")]
+                             " ".join(f"state growth not audited: {type(e).__name__}: {e}".split()), cp.state[0].path)]
     return replace(cp, findings=tuple(cp.findings) + tuple(extra)) if extra else cp
