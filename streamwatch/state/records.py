@@ -48,55 +48,62 @@ class Record:
     value: bytes | None
 
 
-def _exact(fh: IO[bytes], n: int, name: str) -> bytes:
-    b = fh.read(n)
-    if len(b) != n:
-        raise StateFileError(f"{name}: truncated (wanted {n} bytes, got {len(b)})")
-    return b
+class _Buf:
+    """A cursor over the decompressed bytes of one file (reads are slices, not stream calls)."""
+
+    __slots__ = ("data", "pos", "name")
+
+    def __init__(self, data: bytes, name: str) -> None:
+        self.data, self.pos, self.name = data, 0, name
+
+    def take(self, n: int) -> bytes:
+        end = self.pos + n
+        if end > len(self.data):
+            raise StateFileError(f"{self.name}: truncated (wanted {n} bytes at {self.pos}, the file has {len(self.data) - self.pos} left)")
+        out = self.data[self.pos:end]
+        self.pos = end
+        return out
+
+    def int(self) -> int:
+        return _INT.unpack(self.take(4))[0]
+
+    def utf(self) -> str:
+        n = struct.unpack(">H", self.take(2))[0]
+        return self.take(n).decode("utf-8", "replace")
+
+    def sized(self, n: int, what: str) -> bytes:
+        if n < 0 or n > MAX_RECORD:
+            raise StateFileError(f"{self.name}: impossible {what} length {n}")
+        return self.take(n)
 
 
-def _int(fh: IO[bytes], name: str) -> int:
-    return _INT.unpack(_exact(fh, 4, name))[0]
-
-
-def _utf(fh: IO[bytes], name: str) -> str:
-    n = struct.unpack(">H", _exact(fh, 2, name))[0]
-    return _exact(fh, n, name).decode("utf-8", "replace")
-
-
-def _sized(fh: IO[bytes], n: int, name: str, what: str) -> bytes:
-    if n < 0 or n > MAX_RECORD:
-        raise StateFileError(f"{name}: impossible {what} length {n}")
-    return _exact(fh, n, name)
-
-
-def _v1(fh: IO[bytes], name: str) -> Iterator[Record]:
+def _v1(buf: _Buf) -> Iterator[Record]:
     while True:
-        klen = _int(fh, name)
+        klen = buf.int()
         if klen == -1:
             return
-        key = _sized(fh, klen, name, "key")
-        vlen = _int(fh, name)
+        key = buf.sized(klen, "key")
+        vlen = buf.int()
         if vlen == -1:
             yield Record(DELETE, key, None)
         else:
-            yield Record(PUT, key, _sized(fh, vlen, name, "value"))
+            yield Record(PUT, key, buf.sized(vlen, "value"))
 
 
-def _v2(fh: IO[bytes], name: str) -> Iterator[Record]:
+def _v2(buf: _Buf) -> Iterator[Record]:
     while True:
-        t = _exact(fh, 1, name)[0]
+        t = buf.take(1)[0]
         if t == 0:
             return
         op = _TYPES.get(t)
         if op is None:
-            raise StateFileError(f"{name}: unknown changelog record type {t:#x}")
-        key = _sized(fh, _int(fh, name), name, "key")
-        vlen = _int(fh, name)
+            raise StateFileError(f"{buf.name}: unknown changelog record type {t:#x}")
+        key = buf.sized(buf.int(), "key")
+        vlen = buf.int()
         if op == DELETE or vlen == -1:
             yield Record(DELETE, key, None)
         else:
-            yield Record(op, key, _sized(fh, vlen, name, "value"))
+            yield Record(op, key, buf.sized(vlen, "value"))
 
 
 def open_stream(raw: IO[bytes], codec: str, name: str) -> IO[bytes]:
@@ -114,17 +121,18 @@ def read_records(raw: IO[bytes], codec: str, name: str, *, changelog: bool = Fal
     stream."""
     fh = open_stream(raw, codec, name)
     try:
+        buf = _Buf(fh.read(), name)
         version = 1
         if changelog:
-            head = fh.peek(8)[:8] if hasattr(fh, "peek") else b""
+            head = buf.data[:4]
             # writeUTF("vN"): 00 02 'v' digit; a v1 changelog starts with a key length instead
-            if len(head) >= 4 and head[:3] == b"\x00\x02v" and 0x30 <= head[3] <= 0x39:
-                version = int(_utf(fh, name)[1:])
+            if len(head) == 4 and head[:3] == b"\x00\x02v" and 0x30 <= head[3] <= 0x39:
+                version = int(buf.utf()[1:])
                 if version not in (2, 3, 4):
                     raise StateFileError(f"{name}: unknown changelog version v{version}")
                 if version >= 3:
-                    _utf(fh, name)  # lineage JSON
-        yield from (_v2 if version in (2, 4) else _v1)(fh, name)
+                    buf.utf()  # lineage JSON
+        yield from (_v2 if version in (2, 4) else _v1)(buf)
     except StateFileError:
         raise
     except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file

@@ -177,16 +177,51 @@ def _array_decoder(elem: DataType) -> Callable[[bytes, int, int], list[Any]]:
     return decode
 
 
+_SLOT_CODES = {"long": "q", "timestamp": "q", "timestamp_ntz": "q", "integer": "i4x", "date": "i4x",
+               "short": "h6x", "byte": "b7x", "boolean": "?7x", "double": "d", "float": "f4x", "null": "8x"}
+
+
+def _post(t: DataType) -> Callable[[Any, bytes, int], Any] | None:
+    """The conversion of one fixed-width slot's unpacked value (None: the value is final)."""
+    n = t.name
+    if n == "timestamp":
+        return lambda v, _b, _base: EPOCH + dt.timedelta(microseconds=v)
+    if n == "timestamp_ntz":
+        return lambda v, _b, _base: EPOCH_NTZ + dt.timedelta(microseconds=v)
+    if n == "date":
+        return lambda v, _b, _base: EPOCH_DAY + dt.timedelta(days=v)
+    if n == "decimal" and t.precision <= 18:
+        scale = t.scale
+        return lambda v, _b, _base: Decimal(v).scaleb(-scale, _DEC_CTX)
+    return None
+
+
 def compile_row(schema: StructType, *, as_dict: bool = False) -> Callable[[bytes, int, int], Any]:
     """A decoder ``(buffer, offset, size) -> tuple`` (or ``dict`` with ``as_dict``) of the
     UnsafeRow of ``schema`` that starts at ``offset`` of ``buffer`` and is ``size`` bytes
-    long. Raises :class:`RowError` when the bytes do not fit the schema."""
+    long. All fixed-width slots are unpacked with one ``struct`` call; timestamps, dates,
+    compact decimals and variable-length values are converted after. Raises
+    :class:`RowError` when the bytes do not fit the schema."""
     names = schema.names
-    readers = [_reader(f.type) for f in schema.fields]
-    n = len(readers)
+    n = len(schema.fields)
     words = bitset_words(n)
     fixed = (words + n) * 8
-    plan = list(enumerate(readers))
+    codes = []
+    post: list[tuple[int, Callable[..., Any], bool]] = []
+    fixed_idx: list[int] = []
+    for i, f in enumerate(schema.fields):
+        t = f.type
+        if t.name in _SLOT_CODES or (t.name == "decimal" and t.precision <= 18):
+            codes.append(_SLOT_CODES.get(t.name, "q"))
+            if t.name != "null":
+                fixed_idx.append(i)
+            conv = _post(t)
+            if conv is not None:
+                post.append((i, conv, False))  # type: ignore[arg-type]
+        else:
+            codes.append("8x")
+            post.append((i, _reader(t), True))
+    slots_struct = struct.Struct("<" + "".join(codes))
 
     def decode(b: bytes, base: int, size: int) -> Any:
         if size < fixed or base + size > len(b):
@@ -194,15 +229,30 @@ def compile_row(schema: StructType, *, as_dict: bool = False) -> Callable[[bytes
         nulls = int.from_bytes(b[base:base + words * 8], "little") if words else 0
         slots = base + words * 8
         try:
-            if nulls:
-                vals = tuple(None if nulls >> i & 1 else r(b, base, slots + 8 * i) for i, r in plan)
+            raw = slots_struct.unpack_from(b, slots)
+            if len(raw) != n or post or nulls:
+                if len(raw) == n:
+                    vals = list(raw)
+                else:  # variable-length (and null-type) slots are padding in the struct
+                    vals = [None] * n
+                    for i, v in zip(fixed_idx, raw):
+                        vals[i] = v
+                for i, conv, is_var in post:
+                    if nulls >> i & 1:
+                        continue
+                    vals[i] = conv(b, base, slots + 8 * i) if is_var else conv(vals[i], b, base)
+                if nulls:
+                    for i in range(n):
+                        if nulls >> i & 1:
+                            vals[i] = None
+                out = tuple(vals)
             else:
-                vals = tuple(r(b, base, slots + 8 * i) for i, r in plan)
+                out = raw
         except (struct.error, OverflowError, IndexError, ValueError) as e:
             if isinstance(e, RowError):
                 raise
             raise RowError(f"row does not fit its schema ({e})") from None
-        return dict(zip(names, vals)) if as_dict else vals
+        return dict(zip(names, out)) if as_dict else out
     return decode
 
 
