@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from streamwatch.cli.inspect_cmd import ExitCode
+from streamwatch.errors import ExitCode
 from streamwatch.state.display import jsonable, text
 
 EPILOG = """\b

@@ -8,7 +8,6 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-
 _US_FIELDS = {"expiresAtMicros"}
 _MS_FIELDS = {"timeoutTimestamp"}
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.findings import Finding
 
 
-class StateReadError(Exception):
-    """The state asked for cannot be read at all (message: one line): no such operator, store
-    or batch, no readable schema, an encoding streamwatch does not decode."""
+class StateReadError(StreamwatchError):
+    """The state asked for cannot be read at all (message: one line; exit status 4): no such
+    operator, store or batch, no readable schema, an encoding streamwatch does not decode."""
+
+    exit_code = ExitCode.UNREADABLE
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
