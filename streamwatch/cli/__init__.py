@@ -19,6 +19,7 @@ from streamwatch.cli.recover_cmd import recover
 from streamwatch.cli.replay_cmd import replay
 from streamwatch.cli.retention_cmd import retention
 from streamwatch.cli.run_cmd import run
+from streamwatch.cli.state_cmd import state
 from streamwatch.cli.watch_cmd import watch
 from streamwatch.errors import StreamwatchError, exit_code_for, one_line
 
@@ -33,6 +34,7 @@ Examples:
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
   streamwatch replay events.jsonl      the dashboard on a recording or a Spark event log
+  streamwatch state CP --batch 12      the rows in CP's state stores after batch 12 (no JVM)
 """
 
 
@@ -76,3 +78,4 @@ main.add_command(diff)
 main.add_command(retention)
 main.add_command(recover)
 main.add_command(compat)
+main.add_command(state)

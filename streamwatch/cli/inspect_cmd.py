@@ -103,6 +103,9 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
         _fail(f"{path}: unreadable ({type(e).__name__}: {e})")
         return
+    from streamwatch.state.audit import with_audit_findings
+
+    cp = with_audit_findings(cp, path)  # state growth / skew / restart-cost findings
     if batch_id is not None and batch_id not in set(cp.offset_batch_ids) | set(cp.commit_batch_ids):
         known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
         click.echo(f"streamwatch inspect: batch {batch_id} is not in this checkpoint (offsets hold {known})", err=True)

@@ -118,6 +118,18 @@ class _Chunks(io.RawIOBase):
         return n
 
 
+def decompressed(raw: IO[bytes], codec: str) -> IO[bytes]:
+    """A binary stream of ``raw`` decompressed as Spark's ``CompressionCodec`` named ``codec``
+    writes it (``lz4``: lz4-java ``LZ4BlockOutputStream`` blocks; ``zstd``: zstd frames) —
+    what event logs and state store files (``N.delta``, ``N.snapshot``, ``N.changelog``) use.
+    Closing it closes ``raw``. Raises :class:`UnsupportedCodec` for other codecs."""
+    if codec == "lz4":
+        return io.BufferedReader(_Chunks(_lz4_blocks(raw), raw), buffer_size=1 << 16)
+    if codec == "zstd":
+        return io.BufferedReader(_Chunks(_zstd_frames(raw), raw), buffer_size=1 << 16)
+    raise UnsupportedCodec(f"{codec}-compressed streams are not supported (lz4 and zstd are)")
+
+
 def open_decompressed(path: Path) -> IO[bytes]:
     """A binary stream of the decompressed event log at ``path``. Raises
     :class:`UnsupportedCodec` for snappy/lzf and ``OSError`` when the file cannot be opened."""

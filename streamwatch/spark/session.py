@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +93,9 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
     log_file = log_dir / "spark.log"
     conf = _spark_conf(cfg, decision)
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - pyspark's own registry
+        # Python workers (pandas UDFs, applyInPandasWithState) run this interpreter, not the
+        # first `python3` on PATH (which lacks the venv's pyarrow/pandas).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if cfg.quiet:
             from pyspark.java_gateway import launch_gateway
 

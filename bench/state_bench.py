@@ -1,0 +1,105 @@
+"""Benchmark: ``streamwatch.state.read_state`` (no JVM) against Spark's state data source
+(``spark.read.format("statestore")``) on the same checkpoints, in one run.
+
+Writes (in a temp folder, with a local[2] SparkSession) a windowed aggregation over
+``KEYS`` distinct keys — count, sum, max(ts) per (10-minute window, key) — twice: on the
+HDFS-backed store and on RocksDB with changelog checkpointing. Then, alternating the two
+readers for ``ROUNDS`` rounds per checkpoint, times decoding every row of the last batch:
+
+* streamwatch: ``read_state(cp, limit=None)`` — every key and value decoded to Python values;
+* Spark, JVM only: ``spark.read.format("statestore").load(cp)`` written to the ``noop`` sink
+  (rows decoded in the JVM, nothing sent to Python);
+* Spark, to Python: the same ``.collect()`` (what a Python user gets).
+
+Prints rows/s (median and min of the rounds) and the ratios streamwatch / Spark. The
+SparkSession's start (~6 s) is not counted against Spark.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+KEYS = 100_000
+ROUNDS = 5
+HDFS = "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def write_checkpoint(spark, base: Path, provider: str, changelog: bool) -> Path:
+    from pyspark.sql import functions as F
+
+    src = base / "in"
+    if not src.exists():
+        (spark.range(KEYS).selectExpr("concat('key-', id) AS key", "id AS v", "timestamp_seconds(id % 3600) AS ts")
+         .repartition(2).write.parquet(str(src)))
+    cp = base / f"cp-{provider.rsplit('.', 1)[-1]}"
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass", provider)
+    spark.conf.set("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", str(changelog).lower())
+    df = (spark.readStream.schema("key STRING, v BIGINT, ts TIMESTAMP").parquet(str(src))
+          .groupBy(F.window("ts", "10 minutes"), "key").agg(F.count("*").alias("n"), F.sum("v").alias("total"), F.max("ts").alias("last")))
+    q = (df.writeStream.format("noop").outputMode("update").option("checkpointLocation", str(cp))
+         .trigger(availableNow=True).start())
+    q.awaitTermination()
+    return cp
+
+
+def timed(fn) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    n = fn()
+    return time.perf_counter() - t0, n
+
+
+def main() -> None:
+    from streamwatch.spark.session import SessionConfig, create_session
+    from streamwatch.spark.tableformat import TableFormatDecision
+    from streamwatch.state import read_state
+
+    with tempfile.TemporaryDirectory(prefix="state-bench-") as tmp:
+        base = Path(tmp)
+        print(f"starting Spark and writing two checkpoints of {KEYS:,} state rows …", flush=True)
+        spark, _ = create_session(SessionConfig(workspace=base / "ws", master="local[2]", ui=False, shuffle_partitions=4,
+                                                table_format=TableFormatDecision("parquet", "bench")))
+        try:
+            cps = {"hdfs": write_checkpoint(spark, base, HDFS, False),
+                   "rocksdb+changelog": write_checkpoint(spark, base, ROCKSDB, True)}
+
+            def ours(cp: Path) -> int:
+                return sum(len(t.rows) for t in read_state(str(cp), limit=None))
+
+            def jvm(cp: Path) -> int:
+                df = spark.read.format("statestore").load(str(cp))
+                df.write.format("noop").mode("overwrite").save()
+                return KEYS
+
+            def collect(cp: Path) -> int:
+                return len(spark.read.format("statestore").load(str(cp)).collect())
+
+            for name, cp in cps.items():
+                times: dict[str, list[float]] = {"streamwatch": [], "statestore (JVM, noop)": [], "statestore .collect()": []}
+                for r in range(ROUNDS):
+                    for label, fn in (("streamwatch", ours), ("statestore (JVM, noop)", jvm), ("statestore .collect()", collect)):
+                        secs, n = timed(lambda: fn(cp))
+                        if label != "statestore (JVM, noop)":
+                            assert n == KEYS, f"{label} read {n} rows, expected {KEYS}"
+                        times[label].append(secs)
+                    print(f"  {name} round {r + 1}/{ROUNDS} done", flush=True)
+                print(f"\n{name}: {KEYS:,} rows, {ROUNDS} alternated rounds")
+                med = {k: statistics.median(v) for k, v in times.items()}
+                low = {k: min(v) for k, v in times.items()}
+                for k in times:
+                    print(f"  {k:24s} median {KEYS / med[k]:>10,.0f} rows/s ({med[k]:.2f} s)   best {KEYS / low[k]:>10,.0f} rows/s ({low[k]:.2f} s)")
+                for k in list(times)[1:]:
+                    print(f"  ratio streamwatch / {k}: {med[k] / med['streamwatch']:.2f}× (median), {low[k] / low['streamwatch']:.2f}× (best)")
+        finally:
+            spark.stop()
+
+
+if __name__ == "__main__":
+    main()

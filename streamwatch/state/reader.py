@@ -1,0 +1,260 @@
+"""Read the rows of a checkpoint's state stores as of a batch, without a JVM (the answer
+Spark's ``spark.read.format("statestore")`` gives, for HDFS-backed and RocksDB stores).
+
+State store version ``V`` holds the state after batch ``V - 1``: batch ``B`` is version
+``B + 1``. Store folders are ``state/<op>/<partition>`` (store ``default``) or
+``state/<op>/<partition>/<store>`` (stream-stream joins: ``left-keyToNumValues``,
+``left-keyWithIndexToValue``, ``right-…``). With checkpoint format v2 the commit log's
+``stateUniqueIds`` (operator → partition → one id per store) picks each version's file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from typing import Any, Mapping
+
+from streamwatch.checkpoint import CheckpointError, read_checkpoint
+from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
+from streamwatch.checkpoint.logs import parse_commit
+from streamwatch.model.findings import Finding
+from streamwatch.model.statestore import StateOperator
+from streamwatch.state import hdfs, rocksdb
+from streamwatch.state.encoding import decoders
+from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
+from streamwatch.state.records import StateFileError
+from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema, parse_schema_file
+from streamwatch.state.types import SchemaError
+from streamwatch.state.unsaferow import RowError
+
+JOIN = "symmetricHashJoin"
+SIDES = ("left", "right")
+_SCHEMA_V3 = re.compile(r"^(\d+)_[0-9A-Za-z-]+$")
+CODEC_CONF = "spark.sql.streaming.stateStore.compression.codec"
+ENCODING_CONF = "spark.sql.streaming.stateStore.encodingFormat"
+PROVIDER_CONF = "spark.sql.streaming.stateStore.providerClass"
+
+
+class StateContext:
+    """What every store read of one call shares: storage, root, conf, commit cache."""
+
+    def __init__(self, storage: Storage, root: str, conf: Mapping[str, str]) -> None:
+        self.storage, self.root, self.conf = storage, root, conf
+        self.codec = conf.get(CODEC_CONF, "lz4")
+        self.encoding = conf.get(ENCODING_CONF, "unsaferow")
+        self._commits: dict[int, Any] = {}
+
+    def unique_ids(self, op: int, partition: int, store_index: int, version: int) -> dict[int, str]:
+        """version → checkpoint-v2 unique id for versions 1…``version`` (from commits/v-1)."""
+        out: dict[int, str] = {}
+        for v in range(version, 0, -1):
+            b = v - 1
+            if b not in self._commits:
+                try:
+                    data = self.storage.read(self.storage.join(self.root, "commits", str(b)))
+                    self._commits[b] = parse_commit(data, b, f"commits/{b}")[0]
+                except OSError:
+                    self._commits[b] = None
+            entry = self._commits[b]
+            ids = getattr(entry, "state_unique_ids", None) if entry is not None else None
+            if not ids:
+                if v == version:
+                    return {}
+                break
+            try:
+                store_ids = ids[str(op)][partition]
+                out[v] = str(store_ids[store_index] if isinstance(store_ids, list) else store_ids)
+            except (KeyError, IndexError, TypeError):
+                break
+        return out
+
+
+def find_schema(storage: Storage, op_folder: str, store: str, batch_id: int, partitions: list[int]) -> list[ColumnFamilySchema]:
+    """The column families of ``store``: the newest ``_stateSchema/<store>/<batch>_<uuid>``
+    (v3) written at or before ``batch_id``, else ``<p>/[<store>/]_metadata/schema`` of the
+    first partition that has one. Raises :class:`StateReadError` when none can be read."""
+    problems: list[str] = []
+    v3 = storage.join(op_folder, "_stateSchema", store)
+    names = []
+    for it in storage.list(v3) or []:
+        m = _SCHEMA_V3.match(it.name)
+        if m and not it.is_dir:
+            names.append((int(m.group(1)), it.name))
+    for b, name in sorted(names, reverse=True):
+        if b > batch_id and len(names) > 1:
+            continue
+        try:
+            return parse_schema_file(storage.read(storage.join(v3, name)))
+        except (SchemaError, OSError) as e:
+            problems.append(f"_stateSchema/{store}/{name}: {e}")
+    for p in partitions:
+        parts = [str(p)] + ([] if store == DEFAULT_CF else [store])
+        path = storage.join(op_folder, *parts, "_metadata", "schema")
+        try:
+            data = storage.read(path)
+        except OSError:
+            continue
+        try:
+            return parse_schema_file(data)
+        except SchemaError as e:
+            problems.append(f"{'/'.join(parts)}/_metadata/schema: {e}")
+    raise StateReadError(f"state/{os.path.basename(op_folder)} store {store}: "
+                         + ("; ".join(problems[:2]) if problems else "no readable state schema file"))
+
+
+def _columns(cf: ColumnFamilySchema, drop_key_tail: int = 0) -> tuple[Column, ...]:
+    keys = cf.key.fields[: len(cf.key.fields) - drop_key_tail]
+    return (tuple(Column(f"key.{f.name}", f.type.simple(), "key") for f in keys)
+            + tuple(Column(f"value.{f.name}", f.type.simple(), "value") for f in cf.value.fields)
+            + (Column("partition_id", "int", "meta"),))
+
+
+def _store_folder(ctx: StateContext, op_folder: str, partition: int, store: str) -> str:
+    parts = [str(partition)] + ([] if store == DEFAULT_CF else [store])
+    return ctx.storage.join(op_folder, *parts)
+
+
+def store_folder(ctx: StateContext, op: StateOperator, partition: int, store: str) -> str:
+    """``state/<op>/<partition>[/<store>]`` of ``op`` under the context's checkpoint."""
+    return _store_folder(ctx, ctx.storage.join(ctx.root, "state", str(op.operator_id)), partition, store)
+
+
+def _load(ctx: StateContext, op: StateOperator, provider: str, partition: int, store: str, version: int) -> tuple[dict[bytes, bytes], PartitionSize]:
+    folder = store_folder(ctx, op, partition, store)
+    names = [s.name for s in op.stores] or [DEFAULT_CF]
+    index = names.index(store) if store in names else 0
+    ids = ctx.unique_ids(op.operator_id, partition, index, version)
+    loader = rocksdb.load if provider == "rocksdb" else hdfs.load
+    try:
+        rows, rep = loader(ctx.storage, folder, version, ctx.codec, ids)
+    except (StateFileError, OSError) as e:
+        return {}, PartitionSize(partition, store, error=str(e))
+    except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
+        return {}, PartitionSize(partition, store, error=" ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split()))
+    replayed = rep.changelogs if isinstance(rep, rocksdb.Replay) else rep.deltas
+    return rows, PartitionSize(partition, store, len(rows), rep.bytes, rep.snapshot, replayed)
+
+
+def provider_of(op: StateOperator, conf: Mapping[str, str]) -> str:
+    """``hdfs`` or ``rocksdb``: from the files, else the offsets log's providerClass."""
+    if op.provider in ("hdfs", "rocksdb"):
+        return op.provider
+    cls = conf.get(PROVIDER_CONF, "")
+    return "rocksdb" if "RocksDB" in cls else "hdfs"
+
+
+def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int], limit: int | None) -> StateTable:
+    """The rows of one raw store (``default``, ``left-keyWithIndexToValue``…) or, for a
+    stream-stream join, one side (``left``/``right``: keyWithIndexToValue rows without the
+    index, value columns with the ``matched`` flag)."""
+    provider = provider_of(op, ctx.conf)
+    version = batch_id + 1
+    if (op.name or "").startswith("transformWithState") or op.state_variables:
+        names = ", ".join(f"{v.name} ({v.kind})" for v in op.state_variables) or "unknown"
+        raise StateReadError(f"state/{op.operator_id} ({op.name}): transformWithState state variables "
+                             f"[{names}] live in column families streamwatch does not decode yet")
+    op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
+    side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
+    raw_store = f"{store}-keyWithIndexToValue" if side else store
+    every = sorted({p.partition_id for p in op.partitions})
+    cfs = find_schema(ctx.storage, op_folder, raw_store, batch_id, partitions + [p for p in every if p not in partitions])
+    cf = next((c for c in cfs if c.name in (raw_store, DEFAULT_CF)), cfs[0])
+    info = next((s for s in op.stores if s.name == raw_store), None)
+    if cf.encoder == "noPrefix" and info is not None and (info.num_cols_prefix_key or 0) > 0:
+        cf = replace(cf, encoder="prefixScan", prefix_cols=info.num_cols_prefix_key or 0)
+    if ctx.encoding != "unsaferow":
+        raise StateReadError(f"state/{op.operator_id} store {store}: stateStore.encodingFormat={ctx.encoding} "
+                             "is not decoded by streamwatch (unsaferow is)")
+    kdec, vdec = decoders(cf, provider)
+    drop = 1 if side else 0
+    columns = _columns(cf, drop)
+    out: list[tuple[Any, ...]] = []
+    sizes: list[PartitionSize] = []
+    findings: list[Finding] = []
+    total = 0
+    bad = 0
+    for p in partitions:
+        rows, size = _load(ctx, op, provider, p, raw_store, version)
+        sizes.append(size)
+        if size.error:
+            findings.append(Finding("error", "state-store-unreadable", size.error, _store_folder(ctx, op_folder, p, raw_store)))
+            continue
+        total += len(rows)
+        for k, v in rows.items():
+            if limit is not None and len(out) >= limit:
+                break
+            try:
+                key = kdec(k)
+                value = vdec(v)
+            except RowError as e:
+                bad += 1
+                if bad == 1:
+                    findings.append(Finding("error", "state-row-undecodable", f"partition {p}: {e}",
+                                            _store_folder(ctx, op_folder, p, raw_store)))
+                continue
+            out.append((key[:len(key) - drop] if drop else key) + value + (p,))
+    if bad > 1:
+        findings.append(Finding("error", "state-row-undecodable", f"{bad} rows could not be decoded with the state schema", op_folder))
+    return StateTable(op.operator_id, op.name, store, provider, ctx.encoding, batch_id, version, columns,
+                      tuple(out), total, tuple(sizes), tuple(findings))
+
+
+def default_stores(op: StateOperator) -> list[str]:
+    """What ``streamwatch state`` shows for an operator without ``--store``: the two join
+    sides of a stream-stream join, else each store it has (usually ``default``)."""
+    names = list(op.store_names) or [DEFAULT_CF]
+    if op.name == JOIN or any(n.endswith("-keyWithIndexToValue") for n in names):
+        return [s for s in SIDES if f"{s}-keyWithIndexToValue" in names] or list(SIDES)
+    return names
+
+
+def open_context(path: str, storage_options: dict | None = None):
+    """(checkpoint model, context) for ``path``. Raises :class:`StateReadError`."""
+    try:
+        cp = read_checkpoint(path, full=False, storage_options=storage_options)
+    except CheckpointError as e:
+        raise StateReadError(str(e)) from None
+    try:
+        storage, root = open_storage(os.fspath(path), storage_options)
+    except StorageError as e:
+        raise StateReadError(str(e)) from None
+    conf = cp.offsets[-1].conf if cp.offsets else {}
+    return cp, StateContext(storage, root, conf)
+
+
+def read_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
+               partition: int | None = None, limit: int | None = None,
+               storage_options: dict | None = None) -> list[StateTable]:
+    """The state rows of the checkpoint at ``path`` as of ``batch`` (default: the last
+    committed batch): one :class:`StateTable` per operator and store (join: per side), or
+    only ``operator``/``store``/``partition`` when given; at most ``limit`` rows per table
+    (``total_rows`` still counts all). Raises :class:`StateReadError` (one line) when the
+    checkpoint, operator, store, batch or schema cannot be read; an unreadable partition is
+    a finding in its table."""
+    cp, ctx = open_context(path, storage_options)
+    if not cp.state:
+        raise StateReadError(f"{path}: no state operators (state/ is empty or missing)")
+    ops = [o for o in cp.state if operator is None or o.operator_id == operator]
+    if not ops:
+        raise StateReadError(f"{path}: no state operator {operator} (operators: {', '.join(str(o.operator_id) for o in cp.state)})")
+    if batch is None:
+        if not cp.commit_batch_ids:
+            raise StateReadError(f"{path}: no committed batch yet (commits/ is empty)")
+        batch = cp.commit_batch_ids[-1]
+    if batch < 0:
+        raise StateReadError(f"batch {batch}: batch ids start at 0")
+    tables = []
+    for op in ops:
+        parts = sorted({p.partition_id for p in op.partitions})
+        if partition is not None:
+            if partition not in parts:
+                raise StateReadError(f"state/{op.operator_id}: no partition {partition} (partitions 0–{max(parts) if parts else -1})")
+            parts = [partition]
+        names = default_stores(op) if store is None else [store]
+        known = set(op.store_names) | set(default_stores(op)) | {DEFAULT_CF}
+        for name in names:
+            if name not in known:
+                raise StateReadError(f"state/{op.operator_id}: no store {name!r} (stores: {', '.join(sorted(known - {DEFAULT_CF}) or [DEFAULT_CF])})")
+            tables.append(read_store(ctx, op, name, batch, parts, limit))
+    return tables

@@ -1,0 +1,189 @@
+"""The RocksDB state store of one partition (and store), rebuilt at a version without a JVM.
+
+Mirrors ``RocksDBFileManager.loadCheckpointFromDfs`` and ``RocksDB.load``/``replayChangelog``:
+
+- ``V.zip`` (``V_<uniqueId>.zip`` with checkpoint format v2) holds the database's small files
+  (``CURRENT``, ``MANIFEST-*``, ``OPTIONS-*``) and ``metadata`` (``v1`` + JSON: ``sstFiles``
+  [{``localFileName``, ``dfsSstFileName``, ``sizeBytes``}], ``numKeys``,
+  ``columnFamilyMapping``); the SST files themselves live once in the store's ``SSTs/`` folder
+  and are shared between versions;
+- with changelog checkpointing, ``V.changelog`` files (:mod:`streamwatch.state.records`)
+  hold the puts and deletes of each version; the store at V is the latest zip at or below V
+  plus the changelogs after it.
+
+The database is rebuilt in a temporary folder (copies, never links into the checkpoint),
+opened read-only with rocksdict and removed afterwards; nothing under the checkpoint is
+written. Keys and values are returned as RocksDB holds them (see
+:mod:`streamwatch.state.encoding` for their layout).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from typing import Mapping
+
+import orjson
+
+from streamwatch.checkpoint.fs import Storage
+from streamwatch.state.records import DELETE, MERGE, StateFileError, read_records
+
+_FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(zip|changelog)$")
+MAX_ZIP_MEMBER = 1 << 31
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """What a rebuild read: ``snapshot`` (zip version, None: from an empty database),
+    ``changelogs`` replayed (versions), ``bytes`` read (zip + SSTs + changelogs),
+    ``num_keys`` the zip's metadata claims, ``cf_mapping`` (virtual column family name → id)."""
+
+    snapshot: int | None
+    changelogs: tuple[int, ...]
+    bytes: int
+    num_keys: int | None = None
+    cf_mapping: tuple[tuple[str, int], ...] = ()
+
+
+def list_files(storage: Storage, folder: str) -> dict[tuple[int, str], list[tuple[str | None, str, int]]]:
+    """(version, ``zip``|``changelog``) → [(unique id, file name, size)] in ``folder``."""
+    out: dict[tuple[int, str], list[tuple[str | None, str, int]]] = {}
+    for it in storage.list(folder) or []:
+        m = _FILE.match(it.name)
+        if m and not it.is_dir:
+            out.setdefault((int(m.group(1)), m.group(3)), []).append((m.group(2), it.name, it.size))
+    return out
+
+
+def _pick(cands: list[tuple[str | None, str, int]], uid: str | None) -> tuple[str, int] | None:
+    if uid is not None:
+        for u, name, size in cands:
+            if u == uid:
+                return name, size
+        return None
+    plain = [c for c in cands if c[0] is None]
+    if plain or len(cands) == 1:
+        u, name, size = (plain or cands)[0]
+        return name, size
+    return None  # several unique ids and no commit log entry to choose
+
+
+def _metadata(raw: bytes, name: str) -> dict:
+    head, _, body = raw.partition(b"\n")
+    if head.strip() != b"v1":
+        raise StateFileError(f"{name}: metadata version {head.strip()[:10]!r} is not v1")
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as e:
+        raise StateFileError(f"{name}: metadata is not JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise StateFileError(f"{name}: metadata is not a JSON object")
+    return doc
+
+
+def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, bytes], int, dict]:
+    """The rows of the database in ``zip_name`` (+ its SSTs), (rows, bytes read, metadata)."""
+    from rocksdict import AccessType, Options, Rdict
+
+    data = storage.read(storage.join(folder, zip_name))
+    total = len(data)
+    tmp = tempfile.mkdtemp(prefix="streamwatch-rocksdb-")
+    try:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                for info in zf.infolist():
+                    base = os.path.basename(info.filename)
+                    if not base or info.file_size > MAX_ZIP_MEMBER:
+                        continue
+                    with open(os.path.join(tmp, base), "wb") as out:
+                        out.write(zf.read(info))
+        except Exception as e:  # noqa: BLE001 - zipfile raises zlib.error, EOFError, BadZipFile…
+            raise StateFileError(f"{zip_name}: not a readable zip ({type(e).__name__}: {e})") from None
+        meta_path = os.path.join(tmp, "metadata")
+        if not os.path.exists(meta_path):
+            raise StateFileError(f"{zip_name}: no metadata file inside")
+        with open(meta_path, "rb") as fh:
+            meta = _metadata(fh.read(), zip_name)
+        os.remove(meta_path)
+        for sst in meta.get("sstFiles") or []:
+            local, dfs = os.path.basename(str(sst.get("localFileName", ""))), str(sst.get("dfsSstFileName", ""))
+            if not local or not dfs or "/" in dfs:
+                raise StateFileError(f"{zip_name}: metadata names an SST file without names")
+            try:
+                blob = storage.read(storage.join(folder, "SSTs", dfs))
+            except OSError as e:
+                raise StateFileError(f"{zip_name}: SSTs/{dfs} it needs cannot be read ({e})") from None
+            total += len(blob)
+            with open(os.path.join(tmp, local), "wb") as out:
+                out.write(blob)
+        opts = Options(raw_mode=True)
+        try:
+            cfs = Rdict.list_cf(tmp, opts)
+        except Exception as e:  # noqa: BLE001 - rocksdb's own errors are plain Exceptions
+            raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
+        rows: dict[bytes, bytes] = {}
+        try:
+            db = Rdict(tmp, options=opts, access_type=AccessType.read_only(), column_families={c: opts for c in cfs if c != "default"})
+        except Exception as e:  # noqa: BLE001
+            raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
+        try:
+            for cf in cfs:
+                handle = db if cf == "default" else db.get_column_family(cf)
+                prefix = b"" if cf == "default" else cf.encode() + b"\x00"
+                for k, v in handle.items():
+                    rows[prefix + bytes(k)] = bytes(v)
+        finally:
+            db.close()
+        return rows, total, meta
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
+         unique_ids: Mapping[int, str] | None = None) -> tuple[dict[bytes, bytes], Replay]:
+    """Key bytes → value bytes of the RocksDB store in ``folder`` at ``version`` (keys of
+    non-default real column families are prefixed ``<name>\\0``), and what was read.
+    ``unique_ids`` maps versions to checkpoint-v2 unique ids (from the commit log).
+    Raises :class:`StateFileError` when a file needed is missing or unreadable."""
+    files = list_files(storage, folder)
+    ids = unique_ids or {}
+    start, rows, total, meta = 0, {}, 0, {}
+    for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
+        # a zip is usable only if every changelog after it exists (or it is the version itself)
+        picked = _pick(files[(s, "zip")], ids.get(s))
+        if picked is None:
+            continue
+        if all((v, "changelog") in files for v in range(s + 1, version + 1)):
+            rows, total, meta = _read_db(storage, folder, picked[0])
+            start = s
+            break
+    changelogs = []
+    for v in range(start + 1, version + 1):
+        cands = files.get((v, "changelog"))
+        picked = _pick(cands, ids.get(v)) if cands else None
+        if picked is None:
+            raise StateFileError(f"{folder}: no snapshot (.zip) or changelog for version {v} "
+                                 f"(needed to rebuild version {version})")
+        name, size = picked
+        try:
+            data = storage.read(storage.join(folder, name))
+        except OSError as e:
+            raise StateFileError(f"{name}: cannot read ({e})") from None
+        for rec in read_records(io.BytesIO(data), codec, name, changelog=True):
+            if rec.op == DELETE:
+                rows.pop(rec.key, None)
+            elif rec.op == MERGE and rec.key in rows:
+                rows[rec.key] = rows[rec.key] + b"," + rec.value  # type: ignore[operator]
+            else:
+                rows[rec.key] = rec.value  # type: ignore[assignment]
+        changelogs.append(v)
+        total += size
+    mapping = meta.get("columnFamilyMapping") or {}
+    cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
+    nk = meta.get("numKeys")
+    return rows, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf)
