@@ -8,6 +8,10 @@ the session waits briefly for the first executor so the dashboard can show how m
 The JVM that pyspark launches inherits the terminal's stdout/stderr, so Spark's log lines
 would be drawn over the dashboard. :func:`create_session` launches the gateway itself with
 both streams sent to ``<workspace>/logs/spark.log`` (``quiet=True``).
+
+JVM dependencies (Delta Lake, the Kafka connector) are loaded from the jars ``make jars``
+resolved (:mod:`streamwatch.spark.tableformat`) with ``spark.jars``; the session never fetches
+from Maven or Ivy at start.
 """
 
 from __future__ import annotations
