@@ -78,6 +78,10 @@ def _spark_conf(cfg: SessionConfig, decision: TableFormatDecision) -> SparkConf:
         .set("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
         .set("spark.sql.streaming.metricsEnabled", "true")
     )
+    if decision.format == "delta":
+        # Delta rebuilds a table's snapshot with 50 partitions by default: on small tables and
+        # few cores that dominates every micro-batch; follow the session's shuffle partitions
+        conf.set("spark.databricks.delta.snapshotPartitions", str(cfg.shuffle_partitions))
     for k, v in {**decision.conf, **cfg.conf}.items():
         conf.set(k, v)
     return conf
