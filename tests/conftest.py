@@ -175,3 +175,18 @@ def flights_run(spark, tmp_path_factory):
     runner = PipelineRunner(spark, pipeline, ws, "parquet")
     runner.run_available_now(timeout_s=300)
     return runner, ws
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """A real single-node KRaft Kafka broker on 127.0.0.1 (ephemeral ports, temporary log
+    folder) from the jars `make jars` resolved, for the whole run; yields its bootstrap
+    ``HOST:PORT``. Skips, saying why, without the jars or java."""
+    from streamwatch.spark.kafka_broker import LocalKafka, broker_available
+
+    ok, why = broker_available()
+    if not ok:
+        pytest.skip(why)
+    broker = LocalKafka.start()
+    yield broker.bootstrap
+    broker.stop()
