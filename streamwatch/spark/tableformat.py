@@ -34,7 +34,7 @@ DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars"
 POM = Path(__file__).resolve().parents[2] / "jvm" / "pom.xml"
 SPARK_SET, BROKER_SET, S3_SET = "spark", "kafka-broker", "s3"
 JAR_SETS = (SPARK_SET, BROKER_SET, S3_SET)
-NO_JARS_HINT = "run `make jars` (needs mvn and Maven Central)"
+NO_JARS_HINT = "run `make jars`, which needs mvn and Maven Central"
 
 # greedy artifact: ``spark-sql-kafka-0-10_2.13-4.2.0`` → (spark-sql-kafka-0-10_2.13, 4.2.0)
 _JAR_NAME = re.compile(r"^(?P<artifact>.+)-(?P<version>\d+\.[\w.\-]*)\.jar$")
