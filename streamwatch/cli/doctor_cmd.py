@@ -36,7 +36,12 @@ def doctor() -> None:
     """
     from streamwatch.spark.javainfo import java_version
     from streamwatch.spark.tableformat import (
-        JAR_SETS, NO_JARS_HINT, TableFormatError, decide_table_format, jars_root, pinned_artifacts,
+        JAR_SETS,
+        NO_JARS_HINT,
+        TableFormatError,
+        decide_table_format,
+        jars_root,
+        pinned_artifacts,
         resolved_jars,
     )
 

@@ -22,10 +22,11 @@ def clicks_run(spark, table_format, kafka_broker, tmp_path_factory):
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    from sample_pipelines import clicks
-    from sample_pipelines.clicks.factory import ClicksProducer
     from streamwatch.pipeline import Workspace
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines import clicks
+    from sample_pipelines.clicks.factory import ClicksProducer
 
     producer = ClicksProducer(kafka_broker, bad_ratio=0.05)
     assert producer.produce(600) == 600
@@ -42,8 +43,9 @@ def clicks_run(spark, table_format, kafka_broker, tmp_path_factory):
 def test_clicks_from_kafka_through_bronze_silver_gold(clicks_run, unchanged):
     from pyspark.sql import functions as F
 
-    from sample_pipelines.clicks import parse, per_page
     from streamwatch.cli import main
+
+    from sample_pipelines.clicks import parse, per_page
 
     runner, ws, producer, latest = clicks_run
     assert sum(latest.values()) == 600 and len(latest) == 3
@@ -74,8 +76,9 @@ def test_consumer_lag_without_a_consumer_group_and_data_loss_finding(clicks_run,
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import AdminClient
 
-    from sample_pipelines.clicks.factory import ClicksProducer
     from streamwatch.spark.kafka_lag import kafka_lag
+
+    from sample_pipelines.clicks.factory import ClicksProducer
 
     _runner, ws, _producer, _latest = clicks_run
     cp = unchanged(ws.checkpoint("clicks", "bronze"))

@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from streamwatch.spark.tableformat import (
-    TableFormatError, decide_table_format, pinned_artifacts, resolved_jars,
-)
+from streamwatch.spark.tableformat import TableFormatError, decide_table_format, pinned_artifacts, resolved_jars
 
 ROOT = Path(__file__).resolve().parents[2]
 
