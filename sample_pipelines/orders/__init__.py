@@ -10,8 +10,10 @@
 * silver_metadata — ``explode_outer`` of ``metadata``: one row per key/value pair.
 * gold_revenue — revenue per country per 1-hour window of order time (watermark 1 hour,
   append: a window is written once, when the watermark passes its end).
-* gold_summary — per payment method over all time, complete mode (Delta: the complete output
-  mode of Delta's sink; Parquet: ``foreachBatch`` overwriting the table, idempotent).
+* gold_summary — per payment method over all time, complete mode (Delta: ``foreachBatch``
+  ``MERGE`` on ``payment_method``, idempotent across retries through Delta's
+  ``txnAppId``/``txnVersion``; also right under ``--output-mode gold_summary=update``, where
+  only changed rows arrive; Parquet: ``foreachBatch`` overwriting the table, idempotent).
 """
 
 from __future__ import annotations
@@ -142,7 +144,8 @@ def pipeline() -> Pipeline:
             Layer("silver_metadata", "silver_metadata", "explode_outer metadata key/value pairs", silver_metadata),
             Layer("gold_revenue", "gold_revenue", "revenue per country per 1 h window (append, watermark)",
                   gold_revenue),
-            Layer("gold_summary", "gold_summary", "per payment method, complete mode", gold_summary,
-                  output_mode="complete"),
+            Layer("gold_summary", "gold_summary",
+                  "per payment method, complete mode (Delta: idempotent foreachBatch MERGE)", gold_summary,
+                  output_mode="complete", merge_keys=("payment_method",)),
         ),
     )

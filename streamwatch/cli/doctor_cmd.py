@@ -19,17 +19,31 @@ def _version(dist: str) -> str:
 
 
 @click.command()
-@click.option("--probe-timeout", default=3.0, show_default=True, help="Seconds to wait for Maven Central.")
-def doctor(probe_timeout: float) -> None:
-    """Print Python, Java, pyspark and delta-spark versions, whether Delta
-    Lake's jars can be loaded, and the table format the pipelines will use
-    (Delta, or Parquet through Spark's file sink).
+def doctor() -> None:
+    """Print Python, Java, pyspark and delta-spark versions, every JVM dependency pinned in
+    jvm/pom.xml with the version resolved and where it is loaded from, and the table format
+    the pipelines will use (Delta, or Parquet through Spark's file sink).
 
-    Set STREAMWATCH_TABLE_FORMAT=delta|parquet|auto to force the choice and
-    STREAMWATCH_DELTA_JARS=DIR to point at local Delta jars.
+    \b
+    Examples:
+      streamwatch doctor
+      STREAMWATCH_TABLE_FORMAT=parquet streamwatch doctor
+      STREAMWATCH_JARS=/opt/streamwatch-jars streamwatch doctor
+
+    JVM jars come from `make jars` (mvn, into .jars/ beside the checkout, or
+    $STREAMWATCH_JARS); nothing is downloaded at session start. Exit 1 when a forced
+    table format cannot be honoured.
     """
     from streamwatch.spark.javainfo import java_version
-    from streamwatch.spark.tableformat import TableFormatError, decide_table_format
+    from streamwatch.spark.tableformat import (
+        JAR_SETS,
+        NO_JARS_HINT,
+        TableFormatError,
+        decide_table_format,
+        jars_root,
+        pinned_artifacts,
+        resolved_jars,
+    )
 
     rows = [
         ("python", platform.python_version()),
@@ -38,15 +52,27 @@ def doctor(probe_timeout: float) -> None:
         ("delta-spark", _version("delta-spark")),
         ("textual", _version("textual")),
     ]
-    try:
-        d = decide_table_format(probe_timeout_s=probe_timeout)
-        rows += [("delta jars", "loadable" if d.format == "delta" else "not loadable"),
-                 ("table format", f"{d.format} — {d.reason}")]
-        failed = False
-    except TableFormatError as e:
-        rows += [("table format", f"error — {e}")]
-        failed = True
     for k, v in rows:
         click.echo(f"{k:<13} {v}")
+    root = jars_root()
+    click.echo(f"\nJVM dependencies (jvm/pom.xml → {root}):")
+    resolved = {s: {j.artifact: j for j in resolved_jars(s)} for s in JAR_SETS}
+    for a in pinned_artifacts():
+        jar = resolved[a.jar_set].get(a.artifact)
+        where = f"{jar.version} from {jar.path}" if jar else f"not resolved ({NO_JARS_HINT})"
+        if jar is None and a.jar_set == "s3":
+            where = "not resolved (`make jars-s3`: only for s3a:// workspaces)"
+        click.echo(f"  {a.jar_set:<13} {a.group + ':' + a.artifact + ':' + a.version:<52} {where}")
+    for s in JAR_SETS:
+        if resolved[s]:
+            click.echo(f"  {s:<13} {len(resolved[s])} jars in {root / s}")
+    failed = False
+    try:
+        d = decide_table_format()
+        click.echo(f"\n{'table format':<13} {d.format} — {d.reason}")
+        click.echo(f"{'kafka':<13} {'Spark Kafka source/sink loadable' if d.kafka else 'off (' + NO_JARS_HINT + ')'}")
+    except TableFormatError as e:
+        click.echo(f"\n{'table format':<13} error — {e}")
+        failed = True
     if failed:
         sys.exit(ExitCode.WARNINGS)

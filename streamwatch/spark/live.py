@@ -90,13 +90,9 @@ class LiveBackend(Backend):
         emit(RuntimeNotice("info", "starting Spark…"))
         if self._spark is None:
             from streamwatch.spark.session import SessionConfig, create_session, default_master
-            from streamwatch.spark.tableformat import TableFormatDecision, decide_table_format
+            from streamwatch.spark.tableformat import decide_table_format
 
-            decision = (
-                TableFormatDecision(self._table_format, "chosen by the caller")  # type: ignore[arg-type]
-                if self._table_format
-                else decide_table_format()
-            )
+            decision = decide_table_format(forced=self._table_format)
             self._spark, info = create_session(
                 SessionConfig(workspace=self.workspace.root, master=self._master or default_master(), ui=self._ui,
                               table_format=decision)

@@ -138,7 +138,7 @@ class PipelineRunner:
             source = self.tables.format if layer.source == "table" else layer.source
             mode = self.output_mode(layer)
             sink = "memory" if layer.sink == "memory" else self.tables.format
-            if sink == "parquet" and mode == "complete":
+            if (sink == "parquet" and mode == "complete") or (sink == "delta" and layer.merge_keys):
                 sink = "foreachBatch"
             try:
                 check_continuous(self.pipeline.query_name(layer), source, sink)
@@ -159,6 +159,7 @@ class PipelineRunner:
                 trigger=trigger,
                 output_mode=mode,
                 sink=layer.sink,  # type: ignore[arg-type]
+                merge_keys=layer.merge_keys,
             )
         except AnalysisException as e:
             condition = e.getCondition() if hasattr(e, "getCondition") else None

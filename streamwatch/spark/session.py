@@ -8,6 +8,10 @@ the session waits briefly for the first executor so the dashboard can show how m
 The JVM that pyspark launches inherits the terminal's stdout/stderr, so Spark's log lines
 would be drawn over the dashboard. :func:`create_session` launches the gateway itself with
 both streams sent to ``<workspace>/logs/spark.log`` (``quiet=True``).
+
+JVM dependencies (Delta Lake, the Kafka connector) are loaded from the jars ``make jars``
+resolved (:mod:`streamwatch.spark.tableformat`) with ``spark.jars``; the session never fetches
+from Maven or Ivy at start.
 """
 
 from __future__ import annotations
@@ -75,6 +79,10 @@ def _spark_conf(cfg: SessionConfig, decision: TableFormatDecision) -> SparkConf:
         .set("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
         .set("spark.sql.streaming.metricsEnabled", "true")
     )
+    if decision.format == "delta":
+        # Delta rebuilds a table's snapshot with 50 partitions by default: on small tables and
+        # few cores that dominates every micro-batch; follow the session's shuffle partitions
+        conf.set("spark.databricks.delta.snapshotPartitions", str(cfg.shuffle_partitions))
     for k, v in {**decision.conf, **cfg.conf}.items():
         conf.set(k, v)
     return conf

@@ -1,135 +1,176 @@
-"""Choose the table format once: Delta Lake where its JVM jars can be loaded, else Parquet.
+"""Choose the table format once: Delta Lake where its JVM jars are on disk, else Parquet.
 
-Delta Lake's jars are not part of pyspark; they come from a local directory, the Ivy cache
-of an earlier download, or Maven Central (``configure_spark_with_delta_pip``). Resolving from
-an unreachable Maven hangs for minutes, so the decision is made up front, bounded by a short
-HTTP probe, and can be forced with ``STREAMWATCH_TABLE_FORMAT=delta|parquet|auto``.
+streamwatch's JVM dependencies are pinned in ``jvm/pom.xml`` and resolved by ``make jars``
+(``mvn dependency:copy-dependencies``) into a local, uncommitted folder — ``.jars/`` beside
+the checkout, or ``$STREAMWATCH_JARS`` — with one sub-folder per set:
+
+* ``spark``: Delta Lake (``delta-spark``, ``delta-storage``, Delta kernel) and the Spark Kafka
+  connector (``spark-sql-kafka-0-10``, ``kafka-clients``, ``commons-pool2``), loaded into the
+  driver with ``spark.jars``;
+* ``kafka-broker``: a Kafka broker (KRaft) run in its own JVM by tests and the clicks pipeline;
+* ``s3``: ``hadoop-aws`` and the AWS SDK bundle (only for ``s3a://`` workspaces).
+
+The session never fetches anything at start: without the folder (no ``mvn`` or no Maven
+Central when ``make jars`` ran) the pipelines write Parquet tables through Spark's file sink
+and the Kafka pipeline is off; the reason is reported on screen and in ``streamwatch
+doctor``. ``STREAMWATCH_TABLE_FORMAT=delta|parquet|auto`` forces the choice.
 This module imports no pyspark (``streamwatch doctor`` uses it before any JVM starts).
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import urllib.error
-import urllib.request
+import re
 from dataclasses import dataclass, field
-from importlib import metadata
+from pathlib import Path
 from typing import Literal, Mapping
 
 from streamwatch.errors import ExitCode, StreamwatchError
 
 ENV_FORMAT = "STREAMWATCH_TABLE_FORMAT"
-ENV_JARS = "STREAMWATCH_DELTA_JARS"
-MAVEN = "https://repo1.maven.org/maven2"
-SCALA = "2.13"
+ENV_JARS = "STREAMWATCH_JARS"
+#: The checkout's ``.jars`` folder (``make jars`` fills it; editable installs find it here).
+DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars"
+POM = Path(__file__).resolve().parents[2] / "jvm" / "pom.xml"
+SPARK_SET, BROKER_SET, S3_SET = "spark", "kafka-broker", "s3"
+JAR_SETS = (SPARK_SET, BROKER_SET, S3_SET)
+NO_JARS_HINT = "run `make jars`, which needs mvn and Maven Central"
+
+# greedy artifact: ``spark-sql-kafka-0-10_2.13-4.2.0`` → (spark-sql-kafka-0-10_2.13, 4.2.0)
+_JAR_NAME = re.compile(r"^(?P<artifact>.+)-(?P<version>\d+\.[\w.\-]*)\.jar$")
 
 
 class TableFormatError(StreamwatchError, RuntimeError):
-    """The forced table format cannot be honoured (e.g. ``delta`` without loadable jars),
-    or ``STREAMWATCH_TABLE_FORMAT`` holds an unknown value."""
+    """The forced table format cannot be honoured (``delta`` without Delta's jars), or
+    ``STREAMWATCH_TABLE_FORMAT`` holds an unknown value."""
 
     exit_code = ExitCode.ERRORS
 
 
 @dataclass(frozen=True, slots=True)
+class JvmJar:
+    """One resolved jar: ``artifact`` (Maven artifact id, e.g. ``delta-spark_4.2_2.13``),
+    ``version`` (``4.4.0``), ``jar_set`` (``spark``/``kafka-broker``/``s3``) and ``path``."""
+
+    artifact: str
+    version: str
+    jar_set: str
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
 class TableFormatDecision:
     """``format`` is ``delta`` or ``parquet``; ``reason`` says why in one line; ``conf`` holds
-    the Spark settings that make the choice work (``spark.jars`` or ``spark.jars.packages``
-    and Delta's SQL extension and catalog)."""
+    the Spark settings that load the JVM dependencies (``spark.jars``) and Delta's SQL
+    extension and catalog; ``jars`` the jar files put on the driver's classpath;
+    ``kafka`` whether Spark's Kafka source and sink are among them."""
 
     format: Literal["delta", "parquet"]
     reason: str
     conf: Mapping[str, str] = field(default_factory=dict)
+    jars: tuple[str, ...] = ()
+    kafka: bool = False
 
 
-def delta_artifact() -> tuple[str, str] | None:
-    """(artifact id, version) of the Delta jar matching the installed delta-spark and pyspark,
-    e.g. ``("delta-spark_4.2_2.13", "4.4.1")``, as ``configure_spark_with_delta_pip`` names it;
-    None when either package is missing."""
-    try:
-        delta_version = metadata.version("delta-spark")
-        spark_version = metadata.version("pyspark")
-    except metadata.PackageNotFoundError:
-        return None
-    major_minor = ".".join(spark_version.split(".")[:2])
-    return f"delta-spark_{major_minor}_{SCALA}", delta_version
+def jars_root(env: Mapping[str, str] | None = None) -> Path:
+    """The resolved-jars folder: ``$STREAMWATCH_JARS`` or the checkout's ``.jars``."""
+    env = os.environ if env is None else env
+    return Path(env[ENV_JARS]) if env.get(ENV_JARS) else DEFAULT_JARS
 
 
-def _delta_conf(jar_conf: Mapping[str, str]) -> dict[str, str]:
+def resolved_jars(jar_set: str, env: Mapping[str, str] | None = None) -> list[JvmJar]:
+    """Jars of one set (``spark``, ``kafka-broker``, ``s3``) that ``make jars`` resolved, sorted
+    by artifact; empty when the set was never resolved (``make jars`` writes ``.resolved`` in
+    the folder only after Maven copied every jar, so a half-copied folder counts as absent)."""
+    folder = jars_root(env) / jar_set
+    if not (folder / ".resolved").is_file():
+        return []
+    out = []
+    for p in sorted(folder.glob("*.jar")):
+        m = _JAR_NAME.match(p.name)
+        artifact, version = (m["artifact"], m["version"]) if m else (p.stem, "?")
+        out.append(JvmJar(artifact, version, jar_set, p))
+    return out
+
+
+def _find(jars: list[JvmJar], prefix: str) -> JvmJar | None:
+    return next((j for j in jars if j.artifact.startswith(prefix)), None)
+
+
+def _delta_conf(jar_paths: list[str]) -> dict[str, str]:
     return {
-        **jar_conf,
+        "spark.jars": ",".join(jar_paths),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     }
 
 
-def _local_jars(artifact: str, version: str, env: Mapping[str, str]) -> list[str] | None:
-    """Jars for Delta from ``$STREAMWATCH_DELTA_JARS`` or the Ivy caches Spark fills."""
-    dirs = [env[ENV_JARS]] if env.get(ENV_JARS) else []
-    home = os.path.expanduser("~")
-    dirs += [os.path.join(home, ".ivy2.5.2", "jars"), os.path.join(home, ".ivy2", "jars")]
-    for d in dirs:
-        spark_jar = glob.glob(os.path.join(d, f"*{artifact}-{version}.jar"))
-        storage_jar = glob.glob(os.path.join(d, f"*delta-storage-{version}.jar"))
-        if spark_jar and storage_jar:
-            return [spark_jar[0], storage_jar[0]]
-    return None
-
-
-def probe_maven(artifact: str, version: str, timeout_s: float = 3.0) -> tuple[bool, str]:
-    """HEAD the artifact's POM on Maven Central within ``timeout_s`` seconds.
-
-    Returns (reachable-and-published, one-line detail). Never raises."""
-    url = f"{MAVEN}/io/delta/{artifact}/{version}/{artifact}-{version}.pom"
-    req = urllib.request.Request(url, method="HEAD")
-    try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            return resp.status == 200, f"Maven Central answered {resp.status}"
-    except urllib.error.HTTPError as e:
-        return False, f"Maven Central answered {e.code} for io.delta:{artifact}:{version}"
-    except Exception as e:  # DNS failure, refused, timeout …
-        return False, f"Maven Central unreachable ({type(e).__name__})"
-
-
 def decide_table_format(
-    env: Mapping[str, str] | None = None, probe_timeout_s: float = 3.0
+    env: Mapping[str, str] | None = None, forced: str | None = None
 ) -> TableFormatDecision:
-    """Decide Delta or Parquet, bounded by ``probe_timeout_s`` seconds of network probing.
+    """Decide Delta or Parquet from what ``make jars`` resolved; never touches the network.
 
-    Order: the ``STREAMWATCH_TABLE_FORMAT`` setting; local Delta jars; Maven Central.
-    Raises :class:`TableFormatError` when ``delta`` is forced but cannot load, or the
-    setting is not one of ``delta``, ``parquet``, ``auto``.
+    ``forced`` (or ``$STREAMWATCH_TABLE_FORMAT``) is ``delta``, ``parquet`` or ``auto``
+    (default). The Kafka connector is loaded whenever resolved, whatever the table format.
+    Raises :class:`TableFormatError` when ``delta`` is forced but Delta's jars are absent,
+    or the setting is not one of ``delta``, ``parquet``, ``auto``.
     """
     env = os.environ if env is None else env
-    wanted = (env.get(ENV_FORMAT) or "auto").strip().lower()
+    wanted = (forced or env.get(ENV_FORMAT) or "auto").strip().lower()
     if wanted not in ("auto", "delta", "parquet"):
         raise TableFormatError(f"{ENV_FORMAT}={wanted!r}: expected delta, parquet or auto")
+    jars = resolved_jars(SPARK_SET, env)
+    paths = [str(j.path) for j in jars]
+    kafka = _find(jars, "spark-sql-kafka") is not None
+    delta = _find(jars, "delta-spark")
+    folder = jars_root(env) / SPARK_SET
     if wanted == "parquet":
-        return TableFormatDecision("parquet", f"forced by {ENV_FORMAT}=parquet")
-    artifact = delta_artifact()
-    if artifact is None:
-        if wanted == "delta":
-            raise TableFormatError("delta-spark is not installed; cannot use Delta tables")
-        return TableFormatDecision("parquet", "delta-spark is not installed")
-    name, version = artifact
-    jars = _local_jars(name, version, env)
-    if jars:
+        conf = {"spark.jars": ",".join(paths)} if paths else {}
+        how = "forced by setting" if forced else f"forced by {ENV_FORMAT}=parquet"
+        return TableFormatDecision("parquet", how, conf, tuple(paths), kafka)
+    if delta is not None and _find(jars, "delta-storage") is not None:
         return TableFormatDecision(
-            "delta", f"Delta {version} jars found locally ({os.path.dirname(jars[0])})",
-            _delta_conf({"spark.jars": ",".join(jars)}),
-        )
-    ok, detail = probe_maven(name, version, probe_timeout_s)
-    if ok:
-        return TableFormatDecision(
-            "delta", f"Delta {version} jars will be downloaded ({detail})",
-            _delta_conf({"spark.jars.packages": f"io.delta:{name}:{version}"}),
+            "delta", f"Delta {delta.version} jars from {folder}", _delta_conf(paths), tuple(paths), kafka,
         )
     if wanted == "delta":
-        raise TableFormatError(
-            f"{ENV_FORMAT}=delta but Delta jars cannot be loaded: no local jars "
-            f"(set {ENV_JARS}) and {detail}"
-        )
+        raise TableFormatError(f"{ENV_FORMAT}=delta but Delta's jars are not in {folder}: {NO_JARS_HINT}")
     return TableFormatDecision(
-        "parquet", f"Delta jars not available: none local and {detail}; using Parquet tables"
+        "parquet", f"no Delta jars in {folder} ({NO_JARS_HINT}); Parquet tables, no Kafka",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedArtifact:
+    """One dependency pinned in ``jvm/pom.xml``: ``group:artifact:version`` and its profile
+    (the jar set it is resolved into)."""
+
+    group: str
+    artifact: str
+    version: str
+    jar_set: str
+
+
+def pinned_artifacts(pom: Path = POM) -> list[PinnedArtifact]:
+    """The direct dependencies ``jvm/pom.xml`` pins, per profile, with ``${…}`` properties
+    expanded; empty when the POM is absent (a non-editable install). Raises nothing for a
+    missing file; ``xml.etree.ElementTree.ParseError`` for a malformed one."""
+    import xml.etree.ElementTree as ET
+
+    if not pom.is_file():
+        return []
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ET.parse(pom).getroot()
+    props = {el.tag.split("}")[1]: (el.text or "") for el in root.find("m:properties", ns) or []}
+
+    def expand(text: str | None) -> str:
+        return re.sub(r"\$\{([^}]+)\}", lambda m: props.get(m[1], m[0]), text or "")
+
+    out = []
+    for profile in root.iterfind("m:profiles/m:profile", ns):
+        pid = profile.findtext("m:id", "", ns)
+        for dep in profile.iterfind("m:dependencies/m:dependency", ns):
+            out.append(PinnedArtifact(
+                expand(dep.findtext("m:groupId", "", ns)), expand(dep.findtext("m:artifactId", "", ns)),
+                expand(dep.findtext("m:version", "", ns)), pid,
+            ))
+    return out

@@ -9,6 +9,10 @@ the same in both modes.
   sink only appends, so ``complete`` mode goes through ``foreachBatch``, overwriting the whole
   table with each batch's full result (idempotent: a batch replayed after a crash writes the
   same result again).
+* ``merge_keys`` (Delta only): the table is maintained by ``foreachBatch`` with a Delta
+  ``MERGE`` on those keys (update matched rows, insert the rest), made idempotent across
+  retries by Delta's ``txnAppId``/``txnVersion`` (a batch id replayed after a crash is skipped
+  by Delta, whose ``txn`` action records the last version per application id).
 * ``memory``: Spark's memory sink (``format("memory")``), a per-session in-memory table named
   after the query, queryable with ``spark.table(query_name)``.
 """
@@ -101,6 +105,7 @@ class Tables:
         trigger: str = "default",
         output_mode: str = "append",
         sink: Sink = "table",
+        merge_keys: tuple[str, ...] = (),
     ) -> StreamingQuery:
         """Start a streaming query writing ``df`` to table ``name`` (``sink="table"``) or to
         the memory table ``query_name`` (``sink="memory"``).
@@ -109,7 +114,8 @@ class Tables:
         :func:`trigger_kwargs`. Raises ``ValueError`` for a bad
         trigger and pyspark's ``AnalysisException`` for query shapes Spark rejects (append
         on an aggregation without watermark, sorting a stream, an output mode the sink does
-        not support …).
+        not support …). ``merge_keys`` (Delta tables only; ignored for Parquet) keeps the table
+        by an idempotent ``MERGE`` per micro-batch, see :func:`merge_batch`.
         """
         writer = (
             df.writeStream.queryName(query_name)
@@ -127,6 +133,8 @@ class Tables:
         if self.format == "delta":
             # a downstream readStream needs the table to exist before the first commit
             self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
+            if merge_keys:
+                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint.resolve())).start()
             return writer.format("delta").start(path)
         if output_mode == "complete":
             return writer.foreachBatch(_overwrite_parquet(path)).start()
@@ -140,3 +148,34 @@ def _overwrite_parquet(path: str):
         batch_df.write.mode("overwrite").parquet(path)
 
     return overwrite
+
+
+def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Path):
+    """foreachBatch function: ``MERGE`` a micro-batch into the Delta table at ``path`` on
+    ``keys`` (matched rows updated with every column, others inserted).
+
+    Idempotent across retries: the merge runs with Delta's ``txnAppId`` = the streaming query
+    id (read from ``<checkpoint>/metadata``, stable across restarts — the id Delta's own
+    streaming sink uses) and ``txnVersion`` = the batch id, set on the micro-batch's own
+    (per-query cloned) session, so Delta skips a batch id it already committed for that query
+    (its ``txn`` action), as Delta's docs recommend for ``foreachBatch``. The inspector maps
+    batches to Delta versions through the same ``txn``. Batch rows must be unique per key."""
+    import json
+
+    def merge(batch_df: DataFrame, batch_id: int) -> None:
+        from delta.tables import DeltaTable
+
+        app_id = json.loads((checkpoint / "metadata").read_text())["id"]
+        session = batch_df.sparkSession
+        session.conf.set("spark.databricks.delta.write.txnAppId", app_id)
+        session.conf.set("spark.databricks.delta.write.txnVersion", str(batch_id))
+        try:
+            cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+            (DeltaTable.forPath(session, path).alias("t")
+             .merge(batch_df.alias("s"), cond)
+             .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+        finally:
+            session.conf.unset("spark.databricks.delta.write.txnAppId")
+            session.conf.unset("spark.databricks.delta.write.txnVersion")
+
+    return merge

@@ -26,7 +26,7 @@ def _sorted(df):
     return sorted(tuple(r) for r in df.collect())
 
 
-def test_prefix_integrity_and_gold_equals_batch(spark, tmp_path):
+def test_prefix_integrity_and_gold_equals_batch(spark, table_format, tmp_path):
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
 
@@ -34,7 +34,7 @@ def test_prefix_integrity_and_gold_equals_batch(spark, tmp_path):
 
     ws = Workspace(tmp_path)
     factory = EventsFactory(ws.landing("events", "events"), bad_ratio=0.03)
-    runner = PipelineRunner(spark, get_pipeline("events"), ws, "parquet")
+    runner = PipelineRunner(spark, get_pipeline("events"), ws, table_format)
     factory.land(2)
     runner.start("processingTime=200 milliseconds")
     try:

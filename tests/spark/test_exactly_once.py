@@ -35,11 +35,11 @@ def _in_flight(ckpt: Path) -> bool:
     return bool(offsets) and (not commits or offsets[-1] > commits[-1])
 
 
-def _run_and_kill(root: Path, until, timeout_s: float = 150.0) -> dict[str, bool]:
+def _run_and_kill(root: Path, fmt: str, until, timeout_s: float = 300.0) -> dict[str, bool]:
     """Start the driver, wait for ``until()``, SIGKILL it; returns, per query checkpoint,
     whether a batch was in flight (offsets written, commit not) at the moment of death."""
     log = open(root / "driver.log", "ab")
-    proc = subprocess.Popen([sys.executable, str(DRIVER), str(root), "stream"], stdout=log, stderr=log)
+    proc = subprocess.Popen([sys.executable, str(DRIVER), str(root), "stream", fmt], stdout=log, stderr=log)
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline and proc.poll() is None and not until():
@@ -66,7 +66,15 @@ def _multiset_equal(a, b) -> bool:
     return a.count() == b.count() and a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0
 
 
-def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, tmp_path):
+@pytest.mark.parametrize("fmt", [
+    # The driver and checks run on Delta too, but on the shared 2-core machine (load ~30) the
+    # Delta run did not reach its first kill point in 300 s; not yet verified green (issue 20).
+    pytest.param("delta", marks=pytest.mark.skip(reason="Delta kill -9 run not yet verified green (issue 20)")),
+    "parquet",
+])
+def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, table_format, fmt, tmp_path):
+    if fmt == "delta" and table_format != "delta":
+        pytest.skip("Delta Lake's jars are not resolved here (`make jars`)")
     from pyspark.sql import functions as F
 
     from streamwatch.spark.tables import Tables
@@ -81,23 +89,23 @@ def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, tmp_pat
     # very first offsets file leaves only offsets/.0.<uuid>.tmp, and Spark 4.2 then refuses to
     # restart that query (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY) — a Spark limitation that
     # `streamwatch inspect` reports, not a loss of data, so this test kills established queries.
-    _run_and_kill(root, lambda: all(_batches(ck / name / "commits") for name in layers))
+    _run_and_kill(root, fmt, lambda: all(_batches(ck / name / "commits") for name in layers))
     _land(root, 5)
     # 1: between the bronze query's offsets and its commit
     n_bronze = len(_batches(ck / "bronze" / "offsets"))
-    states = [_run_and_kill(root, lambda: _in_flight(ck / "bronze") and len(_batches(ck / "bronze" / "offsets")) > n_bronze)]
+    states = [_run_and_kill(root, fmt, lambda: _in_flight(ck / "bronze") and len(_batches(ck / "bronze" / "offsets")) > n_bronze)]
     # 2: while gold has a batch in flight
-    states.append(_run_and_kill(root, lambda: _in_flight(ck / "gold") and len(_batches(ck / "gold" / "commits")) >= 1))
+    states.append(_run_and_kill(root, fmt, lambda: _in_flight(ck / "gold") and len(_batches(ck / "gold" / "commits")) >= 1))
     _land(root, 3)
     # 3: after the restart, while silver has a batch in flight over the new files
     n_silver = len(_batches(ck / "silver" / "commits"))
-    states.append(_run_and_kill(root, lambda: _in_flight(ck / "silver") and len(_batches(ck / "silver" / "offsets")) > n_silver))
+    states.append(_run_and_kill(root, fmt, lambda: _in_flight(ck / "silver") and len(_batches(ck / "silver" / "offsets")) > n_silver))
     assert any(any(s.values()) for s in states), f"no kill hit a batch between offsets and commit: {states}"
     _land(root, 2)
-    done = subprocess.run([sys.executable, str(DRIVER), str(root), "finish"], capture_output=True, text=True, timeout=500)
+    done = subprocess.run([sys.executable, str(DRIVER), str(root), "finish", fmt], capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stderr[-3000:]
 
-    tables = Tables(spark, "parquet", root / "tables" / "flights")
+    tables = Tables(spark, fmt, root / "tables" / "flights")
     landing = root / "landing" / "flights"
     raw = (spark.read.schema(with_corrupt_column(flights_schema())).option("header", "true")
            .csv(str(landing / "flights")).withColumn("_source_file", F.col("_metadata.file_path")).cache())

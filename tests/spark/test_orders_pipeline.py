@@ -14,7 +14,7 @@ N_FILES = 16
 
 
 @pytest.fixture(scope="module")
-def orders_run(spark, tmp_path_factory):
+def orders_run(spark, table_format, tmp_path_factory):
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
 
@@ -22,7 +22,7 @@ def orders_run(spark, tmp_path_factory):
 
     ws = Workspace(tmp_path_factory.mktemp("orders-ws"))
     landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05, dup_ratio=0.2).land(N_FILES)
-    runner = PipelineRunner(spark, get_pipeline("orders"), ws, "parquet")
+    runner = PipelineRunner(spark, get_pipeline("orders"), ws, table_format)
     runner.run_available_now(timeout_s=300)
     return runner, ws, landed
 
@@ -103,3 +103,28 @@ def test_gold_revenue_and_complete_mode_summary_equal_batch(orders_run, spark):
     assert expected.count() > 5
     assert _sorted(gold) == _sorted(expected)
     assert _sorted(runner.tables.read("gold_summary")) == _sorted(summary(lines))
+
+
+def test_on_delta_silver_reads_bronze_as_a_delta_source_and_gold_summary_merges_per_batch(
+        orders_run, table_format, unchanged):
+    if table_format != "delta":
+        pytest.skip("Delta Lake's jars are not resolved here (`make jars`)")
+    from click.testing import CliRunner
+
+    from streamwatch.cli import main
+
+    _runner, ws, _ = orders_run
+    silver = json.loads(CliRunner().invoke(main, ["inspect", str(unchanged(ws.checkpoint("orders", "silver"))),
+                                                  "--json"]).output)
+    assert silver["sources"][0]["kind"] == "delta"  # readStream.format("delta") on bronze
+    cp = unchanged(ws.checkpoint("orders", "gold_summary"))
+    unchanged(ws.table("orders", "gold_summary"))
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(cp), "--json"]).output)
+    assert doc["sink"]["kind"] == "delta"
+    # foreachBatch MERGE commits carry the query id as txnAppId and the batch id as txnVersion
+    assert doc["sink"]["written_by_this_query"]
+    assert doc["sink"]["last_txn"]["version"] == doc["batches"]["last_committed"]
+    log = ws.table("orders", "gold_summary") / "_delta_log"
+    ops = [json.loads(line)["commitInfo"]["operation"] for f in sorted(log.glob("*.json"))
+           for line in f.read_text().splitlines() if '"commitInfo"' in line]
+    assert "MERGE" in ops

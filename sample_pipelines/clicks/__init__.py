@@ -1,0 +1,85 @@
+"""clicks: click events from a real Kafka topic through bronze → silver → gold.
+
+* bronze — Spark's Kafka source on topic ``clicks`` (``startingOffsets=earliest``), keeping
+  ``topic``, ``partition``, ``offset``, ``timestamp`` (the broker's), key and value as text.
+* silver — the value parsed as JSON (``from_json``); records that do not parse, or have no
+  page or time, are filtered out.
+* gold — clicks per page per 5-minute window of event time, watermark 10 minutes, append mode
+  (a window is written once the watermark passes its end; late clicks are dropped).
+
+The broker is ``options["kafka_bootstrap"]`` (``HOST:PORT``); the Kafka connector's jars come
+from ``make jars``.
+"""
+
+from __future__ import annotations
+
+from streamwatch.pipeline import Layer, LayerContext, Pipeline
+
+from sample_pipelines.clicks.factory import TOPIC
+from sample_pipelines.common import table_stream
+
+WATERMARK = "10 minutes"
+WINDOW = "5 minutes"
+MAX_OFFSETS_PER_TRIGGER = 500
+
+
+def clicks_schema():
+    from pyspark.sql.types import StringType, StructField, StructType, TimestampType
+
+    return StructType([StructField("click_id", StringType()), StructField("user_id", StringType()),
+                       StructField("page", StringType()), StructField("ts", TimestampType())])
+
+
+def bronze(ctx: LayerContext):
+    bootstrap = ctx.options.get("kafka_bootstrap")
+    if not bootstrap:
+        raise ValueError("the clicks pipeline needs a Kafka broker: kafka_bootstrap=HOST:PORT")
+    return (
+        ctx.spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", TOPIC)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", ctx.options.get("max_offsets_per_trigger") or MAX_OFFSETS_PER_TRIGGER)
+        .load()
+        .selectExpr("topic", "partition", "offset", "timestamp", "CAST(key AS STRING) AS key",
+                    "CAST(value AS STRING) AS value")
+    )
+
+
+def parse(bronze_df):
+    """Bronze rows → typed clicks (rows that are not JSON, or lack page or time, dropped)."""
+    from pyspark.sql import functions as F
+
+    parsed = bronze_df.withColumn("c", F.from_json("value", clicks_schema()))
+    return parsed.where("c.page IS NOT NULL AND c.ts IS NOT NULL").select(
+        "c.click_id", "c.user_id", "c.page", "c.ts", "partition", "offset")
+
+
+def per_page(silver_df):
+    """Clicks per 5-minute window and page."""
+    from pyspark.sql import functions as F
+
+    return silver_df.groupBy(F.window("ts", WINDOW), "page").agg(F.count(F.lit(1)).alias("clicks")).select(
+        F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"), "page", "clicks")
+
+
+def silver(ctx: LayerContext):
+    return parse(table_stream(ctx, "bronze"))
+
+
+def gold(ctx: LayerContext):
+    return per_page(table_stream(ctx, "silver").withWatermark("ts", WATERMARK))
+
+
+def pipeline() -> Pipeline:
+    return Pipeline(
+        name="clicks",
+        description="click events from Kafka: clicks per page per 5 min window",
+        sources=(),
+        layers=(
+            Layer("bronze", "bronze", "Kafka topic clicks → topic, partition, offset, timestamp, key, value",
+                  bronze, source="kafka"),
+            Layer("silver", "silver", "JSON parsed, malformed clicks filtered", silver),
+            Layer("gold", "gold", "clicks per page per 5 min window (watermark 10 min, append)", gold),
+        ),
+    )

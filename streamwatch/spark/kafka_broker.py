@@ -1,0 +1,147 @@
+"""A single-node Kafka broker (KRaft: broker and controller in one JVM) on 127.0.0.1, run from
+the ``kafka-broker`` jar set that ``make jars`` resolved, for tests and demos.
+
+The broker gets a temporary log folder, two free loopback ports (client and controller), and
+its output goes to ``<log_dir>/broker.log``; :meth:`LocalKafka.stop` ends it (SIGTERM, then
+SIGKILL after ``grace_s``) and removes the folder when streamwatch created it. No pyspark
+import: the broker is its own process (``kafka.Kafka``, Kafka's own entry point).
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streamwatch.spark.tableformat import BROKER_SET, NO_JARS_HINT, jars_root, resolved_jars
+
+
+class KafkaBrokerError(RuntimeError):
+    """The broker cannot be started: jars not resolved, no ``java``, or it exited or did not
+    accept connections within the timeout (the message quotes its log's last lines)."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def broker_available() -> tuple[bool, str]:
+    """(True, "") when the broker's jars are resolved and ``java`` is on PATH; else
+    (False, why) in one line."""
+    if not resolved_jars(BROKER_SET):
+        return False, f"Kafka broker jars not in {jars_root() / BROKER_SET} ({NO_JARS_HINT})"
+    if shutil.which("java") is None:
+        return False, "java not found on PATH"
+    return True, ""
+
+
+@dataclass
+class LocalKafka:
+    """A running single-node KRaft broker: ``bootstrap`` is ``127.0.0.1:<port>``."""
+
+    bootstrap: str
+    log_dir: Path
+    process: subprocess.Popen
+    owns_dir: bool = True
+    _log: object = field(default=None, repr=False)
+
+    @classmethod
+    def start(cls, log_dir: Path | None = None, timeout_s: float = 180.0, partitions: int = 3) -> "LocalKafka":
+        """Format a fresh KRaft storage in ``log_dir`` (a new temporary folder by default) and
+        start the broker; returns once it accepts connections on its client port.
+        ``partitions`` is the default partition count of auto-created topics.
+        Raises :class:`KafkaBrokerError`."""
+        ok, why = broker_available()
+        if not ok:
+            raise KafkaBrokerError(why)
+        owns = log_dir is None
+        root = Path(tempfile.mkdtemp(prefix="streamwatch-kafka-")) if log_dir is None else Path(log_dir)
+        root.mkdir(parents=True, exist_ok=True)
+        port, cport = _free_port(), _free_port()
+        props = root / "server.properties"
+        props.write_text("\n".join([
+            "process.roles=broker,controller", "node.id=1",
+            f"controller.quorum.voters=1@127.0.0.1:{cport}",
+            f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+            "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
+            "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            f"log.dirs={root / 'data'}", f"num.partitions={partitions}",
+            "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0",
+            "log.retention.check.interval.ms=1000", "auto.create.topics.enable=true", "",
+        ]))
+        (root / "log4j.properties").write_text(
+            "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+            "log4j.logger.kafka.server.KafkaServer=INFO\nlog4j.logger.kafka.server.BrokerServer=INFO\n")
+        cp = str(jars_root() / BROKER_SET / "*")
+        java = ["java", "-Xmx512m", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{root / 'log4j.properties'}",
+                "-cp", cp]
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        log = open(root / "broker.log", "ab")
+        fmt = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+                             stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
+        if fmt.returncode != 0:
+            log.close()
+            raise KafkaBrokerError(f"kafka storage format failed: {_tail(root / 'broker.log')}")
+        proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        broker = cls(f"127.0.0.1:{port}", root, proc, owns, log)
+        deadline = time.monotonic() + timeout_s
+        while not _accepts(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                broker.stop()
+                raise KafkaBrokerError(f"Kafka broker did not start on 127.0.0.1:{port}: {_tail(root / 'broker.log')}")
+            time.sleep(0.1)
+        return broker
+
+    def stop(self, grace_s: float = 20.0) -> None:
+        """Stop the broker (SIGTERM, SIGKILL after ``grace_s`` s) and remove a temporary log
+        folder. Idempotent; never raises."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        if self._log is not None:
+            self._log.close()  # type: ignore[attr-defined]
+            self._log = None
+        if self.owns_dir:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    def __enter__(self) -> "LocalKafka":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _tail(path: Path, n: int = 5) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(lines[-n:]) or "(empty log)"
+
+
+__all__ = ["KafkaBrokerError", "LocalKafka", "broker_available"]

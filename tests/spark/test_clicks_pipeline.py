@@ -1,0 +1,97 @@
+"""The clicks pipeline on a real Kafka broker: events produced to a 3-partition topic, bronze
+through Spark's Kafka source (keeping topic/partition/offset/timestamp), silver filtering bad
+records, gold counting per page per window — every stage checked against the broker's own
+offsets and a batch recomputation; `streamwatch inspect` reads the Kafka offsets Spark wrote,
+and consumer lag is computed from the checkpoint and the broker, without a consumer group."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def clicks_run(spark, table_format, kafka_broker, tmp_path_factory):
+    """600 click events (5 % not JSON) on the session's broker, then the clicks pipeline with
+    availableNow (200 offsets per micro-batch). Returns (runner, workspace, producer, the
+    broker's latest offsets per partition)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    from streamwatch.pipeline import Workspace
+    from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines import clicks
+    from sample_pipelines.clicks.factory import ClicksProducer
+
+    producer = ClicksProducer(kafka_broker, bad_ratio=0.05)
+    assert producer.produce(600) == 600
+    admin = AdminClient({"bootstrap.servers": kafka_broker})
+    futures = admin.list_offsets({TopicPartition("clicks", p): OffsetSpec.latest() for p in range(3)})
+    latest = {tp.partition: f.result(30).offset for tp, f in futures.items()}
+    ws = Workspace(tmp_path_factory.mktemp("clicks-ws"))
+    runner = PipelineRunner(spark, clicks.pipeline(), ws, table_format,
+                            {"kafka_bootstrap": kafka_broker, "max_offsets_per_trigger": 200})
+    runner.run_available_now(timeout_s=400)
+    return runner, ws, producer, latest
+
+
+def test_clicks_from_kafka_through_bronze_silver_gold(clicks_run, unchanged):
+    from pyspark.sql import functions as F
+
+    from streamwatch.cli import main
+
+    from sample_pipelines.clicks import parse, per_page
+
+    runner, ws, producer, latest = clicks_run
+    assert sum(latest.values()) == 600 and len(latest) == 3
+    bronze = runner.tables.read("bronze")
+    assert bronze.count() == 600
+    per_partition = {r.partition: r.n for r in bronze.groupBy("partition").agg(F.count(F.lit(1)).alias("n")).collect()}
+    assert per_partition == latest  # every offset of every partition, once
+    assert bronze.select("partition", "offset").distinct().count() == 600
+    assert bronze.where("topic <> 'clicks' OR timestamp IS NULL").count() == 0
+
+    silver = runner.tables.read("silver")
+    assert silver.count() == 600 - producer.bad == parse(bronze).count()
+
+    max_ts = silver.agg(F.max("ts")).first()[0]
+    expected = per_page(silver).where(F.col("window_end") <= F.lit(max_ts) - F.expr("INTERVAL 10 MINUTES"))
+    assert expected.count() > 10
+    gold = runner.tables.read("gold")
+    assert sorted(map(tuple, gold.collect())) == sorted(map(tuple, expected.collect()))
+
+    cp = unchanged(ws.checkpoint("clicks", "bronze"))
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(cp), "--json"]).output)
+    src = doc["sources"][0]
+    assert src["kind"] == "kafka", src
+    assert {int(p): o for p, o in json.loads(src["offset"])["clicks"].items()} == latest
+
+
+def test_consumer_lag_without_a_consumer_group_and_data_loss_finding(clicks_run, kafka_broker, unchanged):
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    from streamwatch.spark.kafka_lag import kafka_lag
+
+    from sample_pipelines.clicks.factory import ClicksProducer
+
+    _runner, ws, _producer, _latest = clicks_run
+    cp = unchanged(ws.checkpoint("clicks", "bronze"))
+    lags, findings = kafka_lag(cp, kafka_broker)
+    assert [(x.partition, x.lag) for x in lags] == [(p, 0) for p in range(3)] and not findings
+    ClicksProducer(kafka_broker, seed=11).produce(90)
+    lags, findings = kafka_lag(cp, kafka_broker)
+    assert sum(x.lag for x in lags) == 90 and not findings  # the query is down: checkpoint + broker
+    # retention deletes records the checkpoint has not read yet (what failOnDataLoss fails on)
+    target = next(x for x in lags if x.lag)
+    admin = AdminClient({"bootstrap.servers": kafka_broker})
+    for f in admin.delete_records([TopicPartition("clicks", target.partition, target.latest)]).values():
+        f.result(30)
+    lags, findings = kafka_lag(cp, kafka_broker)
+    assert [f.code for f in findings] == ["kafka-data-lost"]
+    assert f"clicks-{target.partition}" in findings[0].message
