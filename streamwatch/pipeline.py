@@ -85,7 +85,12 @@ class Layer:
     (``append``/``update``/``complete``); ``sink`` is ``table`` (Delta or Parquet table
     ``table``) or ``memory`` (Spark's memory sink: an in-session table named after the query,
     not restartable); ``source`` names the format the query reads (``csv``, ``json``, or
-    ``table`` for an upstream table), used to explain which triggers it supports."""
+    ``table`` for an upstream table), used to explain which triggers it supports.
+
+    The medallion DAG: ``upstream`` names the layers whose tables this layer reads (flights'
+    enriched: ``("silver", "weather")``), ``landing`` the landing sources it reads (bronze:
+    ``("flights",)``). A layer runs after all of its upstream layers under ``availableNow`` /
+    ``once`` (see :meth:`Pipeline.topological_layers`)."""
 
     name: str
     table: str
@@ -94,18 +99,63 @@ class Layer:
     output_mode: str = "append"
     sink: str = "table"
     source: str = "table"
+    upstream: tuple[str, ...] = ()
+    landing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Pipeline:
-    """A medallion pipeline: landing sources, layers in dependency order, and an optional
-    ``setup(ctx)`` that writes static tables (dimensions) before the layers start."""
+    """A medallion pipeline: landing sources, layers (their order is only the display order;
+    the run order is the DAG each layer's ``upstream`` declares), and an optional
+    ``setup(ctx)`` that writes static tables (dimensions) before the layers start.
+
+    Raises ``ValueError`` (one line) when a layer names an unknown upstream layer or landing
+    source, two layers share a name, or the upstream links form a cycle."""
 
     name: str
     description: str
     sources: tuple[LandingSource, ...]
     layers: tuple[Layer, ...]
     setup: Callable[[LayerContext], None] | None = None
+
+    def __post_init__(self) -> None:
+        names = [layer.name for layer in self.layers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"pipeline {self.name!r}: two layers share a name ({', '.join(names)})")
+        sources = {s.name for s in self.sources}
+        for layer in self.layers:
+            for up in layer.upstream:
+                if up not in names or up == layer.name:
+                    raise ValueError(f"pipeline {self.name!r}: layer {layer.name!r} reads unknown upstream layer {up!r}")
+            for src in layer.landing:
+                if src not in sources:
+                    raise ValueError(f"pipeline {self.name!r}: layer {layer.name!r} reads unknown landing source {src!r}")
+        self.topological_layers()  # raises on a cycle
+
+    def upstream_of(self, name: str) -> tuple[str, ...]:
+        """Names of the layers ``name`` reads (``KeyError`` for an unknown layer)."""
+        return self.layer(name).upstream
+
+    def downstream_of(self, name: str) -> tuple[str, ...]:
+        """Names of the layers that read ``name``'s table, in declaration order."""
+        return tuple(layer.name for layer in self.layers if name in layer.upstream)
+
+    def topological_layers(self) -> tuple[Layer, ...]:
+        """Every layer after all of its upstream layers (Kahn's algorithm; among layers ready
+        at the same time, declaration order). Raises ``ValueError`` on a cycle."""
+        done: list[Layer] = []
+        seen: set[str] = set()
+        pending = list(self.layers)
+        while pending:
+            ready = [layer for layer in pending if all(up in seen for up in layer.upstream)]
+            if not ready:
+                cycle = ", ".join(layer.name for layer in pending)
+                raise ValueError(f"pipeline {self.name!r}: the upstream links of {cycle} form a cycle")
+            for layer in ready:
+                done.append(layer)
+                seen.add(layer.name)
+                pending.remove(layer)
+        return tuple(done)
 
     def query_name(self, layer: Layer) -> str:
         """Streaming query name, e.g. ``flights_bronze``."""
@@ -189,3 +239,24 @@ def get_pipeline(name: str) -> Pipeline:
     if name not in pipelines:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(sorted(pipelines))}")
     return pipelines[name]
+
+
+def table_of_checkpoint(checkpoint: str | Path) -> Path | None:
+    """The table folder a workspace checkpoint's query writes, taken from the pipeline
+    definition: ``<root>/checkpoints/<pipeline>/<layer>`` → ``<root>/tables/<pipeline>/<table>``
+    (flights' ``enriched`` → ``tables/flights/flights_weather``). None when the path is not laid
+    out like a workspace, the pipeline or layer is unknown, or the layer writes Spark's memory
+    sink (no folder)."""
+    if "://" in str(checkpoint):
+        return None
+    parts = Path(checkpoint).expanduser().absolute().parts
+    if len(parts) < 4 or parts[-3] != "checkpoints":
+        return None
+    try:
+        pipeline = get_pipeline(parts[-2])
+        layer = pipeline.layer(parts[-1])
+    except KeyError:
+        return None
+    if layer.sink == "memory":
+        return None
+    return Workspace(Path(*parts[:-3])).table(pipeline.name, layer.table)
