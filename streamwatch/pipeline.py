@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
+from streamwatch.model.runtime import QueryPlan, RunPlan
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
@@ -191,6 +193,29 @@ class Pipeline:
                 raise ValueError(f"output mode for layer {layer!r} given twice")
             modes[layer] = mode.lower()
         return modes
+
+
+def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
+    """The queries, checkpoints, tables, medallion DAG and landing folders a run of
+    ``pipeline`` will use (queries in the DAG's topological order)."""
+    return RunPlan(
+        pipeline=pipeline.name,
+        description=pipeline.description,
+        queries=tuple(
+            QueryPlan(
+                query_name=pipeline.query_name(layer),
+                layer=layer.name,
+                checkpoint=str(workspace.checkpoint(pipeline.name, layer.name)),
+                table="" if layer.sink == "memory" else str(workspace.table(pipeline.name, layer.table)),
+                sink=layer.sink,
+                upstream=tuple(pipeline.query_name(pipeline.layer(u)) for u in layer.upstream),
+                landing=tuple(str(workspace.landing(pipeline.name, src)) for src in layer.landing),
+            )
+            for layer in pipeline.topological_layers()
+        ),
+        landing=tuple((s.name, str(workspace.landing(pipeline.name, s.name))) for s in pipeline.sources),
+        trigger=trigger,
+    )
 
 
 # The pipelines shipped in ``sample_pipelines`` (also registered as entry points).

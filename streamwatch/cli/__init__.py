@@ -11,6 +11,7 @@ from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
 from streamwatch.cli.land_cmd import land
+from streamwatch.cli.lineage_cmd import lineage
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.replay_cmd import replay
@@ -66,3 +67,4 @@ main.add_command(replay)
 main.add_command(land)
 main.add_command(pipelines)
 main.add_command(watch)
+main.add_command(lineage)

@@ -10,8 +10,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamwatch.errors import ExitCode, StreamwatchError
-from streamwatch.model.runtime import QueryPlan, RunPlan
-from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace
+from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace, plan_run
+
+__all__ = ["PipelineRunner", "QueryRejected", "plan_run"]
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, graceful_stop, is_one_shot
 from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
 
@@ -33,29 +34,6 @@ class QueryRejected(StreamwatchError, ValueError):
 def _one_line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     return text[0].strip() if text else type(e).__name__
-
-
-def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
-    """The queries, checkpoints, tables, medallion DAG and landing folders a run of
-    ``pipeline`` will use (queries in the DAG's topological order)."""
-    return RunPlan(
-        pipeline=pipeline.name,
-        description=pipeline.description,
-        queries=tuple(
-            QueryPlan(
-                query_name=pipeline.query_name(layer),
-                layer=layer.name,
-                checkpoint=str(workspace.checkpoint(pipeline.name, layer.name)),
-                table="" if layer.sink == "memory" else str(workspace.table(pipeline.name, layer.table)),
-                sink=layer.sink,
-                upstream=tuple(pipeline.query_name(pipeline.layer(u)) for u in layer.upstream),
-                landing=tuple(str(workspace.landing(pipeline.name, src)) for src in layer.landing),
-            )
-            for layer in pipeline.topological_layers()
-        ),
-        landing=tuple((s.name, str(workspace.landing(pipeline.name, s.name))) for s in pipeline.sources),
-        trigger=trigger,
-    )
 
 
 class PipelineRunner:
