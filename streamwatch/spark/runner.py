@@ -80,6 +80,8 @@ class PipelineRunner:
         self._set_up = False
         #: run ids of the queries streamwatch stopped (their terminated event is a stop)
         self.stop_requested: set[str] = set()
+        #: run ids stopped while a micro-batch still ran (the grace bound ran out)
+        self.forced_stops: set[str] = set()
         #: the one-shot run in progress (availableNow/once in DAG order), if any
         self.ordered: OrderedRun | None = None
         #: held while a one-shot run starts a query and while :meth:`stop` runs
@@ -112,7 +114,7 @@ class PipelineRunner:
         self._layer(name)
         q = self._by_layer.pop(name, None)
         if q is not None:
-            graceful_stop([q], self.stop_requested, grace_s)
+            self.forced_stops |= graceful_stop([q], self.stop_requested, grace_s)
 
     def query(self, name: str) -> StreamingQuery | None:
         """The current query of layer ``name`` (None when not started)."""
@@ -207,4 +209,4 @@ class PipelineRunner:
         with self.lock:
             if self.ordered is not None:
                 self.ordered.cancel()
-            graceful_stop(reversed(self.queries), self.stop_requested, grace_s)
+            self.forced_stops |= graceful_stop(reversed(self.queries), self.stop_requested, grace_s)

@@ -13,8 +13,10 @@ a part file, the task fails with ``TASK_WRITE_FAILED`` (the interrupt closes the
 channel: ``ClosedByInterruptException``) and, because the job then fails as a *stage failure*
 rather than a cancelled job group, Spark's ``StreamExecution.isInterruptionException`` does
 not recognise it and the query terminates with that exception. So a stop first waits (bounded)
-until the query is between micro-batches (``status.isTriggerActive`` false: the batch has
-committed), then calls ``stop()``; every run we stop is remembered in ``stop_requested`` so an
+until the micro-batch running when the stop was asked for has committed (its progress is
+reported after ``commits/N``; ``status.isTriggerActive`` false: between batches), then calls
+``stop()`` at once — under a ``processingTime`` trigger the query is then waiting for its next
+trigger, and an interrupt there is a clean stop; every run we stop is remembered in ``stop_requested`` so an
 exception Spark still reports for it (the bound ran out, or the next trigger fired in the
 instant before ``stop()``) is recorded as a stop, not a failure.
 """
@@ -39,11 +41,14 @@ STOP_GRACE_S = 10.0
 FINAL = frozenset({"done", "failed", "stopped", "not-run"})
 
 
-def _trigger_active(q: "StreamingQuery") -> bool:
+def _position(q: "StreamingQuery") -> tuple[bool, int]:
+    """(a micro-batch is running, id of the last finished batch or -1)."""
     try:
-        return bool(q.status.get("isTriggerActive"))
+        active = bool(q.status.get("isTriggerActive"))
+        last = q.lastProgress
+        return active, int(last["batchId"]) if last else -1
     except Exception:  # noqa: BLE001 - a query that just terminated
-        return False
+        return False, -1
 
 
 def _stop(q: "StreamingQuery") -> None:
@@ -53,31 +58,45 @@ def _stop(q: "StreamingQuery") -> None:
         pass
 
 
-def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str], grace_s: float = STOP_GRACE_S) -> None:
-    """Stop ``queries`` (in the order given, each as soon as it is between micro-batches):
-    every query's run id is added to ``stop_requested`` first; a query whose batch is still
-    running after ``grace_s`` seconds is stopped anyway (its batch stays in flight and is re-run
-    on restart). Never raises."""
-    pending = []
+def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
+                  grace_s: float = STOP_GRACE_S) -> set[str]:
+    """Stop ``queries`` (in the order given), each as soon as the micro-batch it was running
+    when the stop was asked for has committed (Spark reports a query's progress after its
+    ``commits/N``), or at once when it was between batches. Every query's run id is added to
+    ``stop_requested`` first. A query whose batch is still running after ``grace_s`` seconds
+    is stopped anyway (that batch stays in flight and is re-run on restart). Returns the run
+    ids stopped that way (bound ran out). Never raises."""
+    pending: list[tuple["StreamingQuery", int]] = []
     for q in queries:
         try:
             if q.isActive:
                 stop_requested.add(str(q.runId))
-                pending.append(q)
+                active, last = _position(q)
+                if not active:
+                    _stop(q)
+                else:
+                    pending.append((q, last))
         except Exception:  # noqa: BLE001 - a query object whose JVM side is gone
             continue
+    forced: set[str] = set()
     deadline = time.monotonic() + max(0.0, grace_s)
     while pending:
-        for q in list(pending):
-            if not q.isActive or not _trigger_active(q) or time.monotonic() >= deadline:
+        for item in list(pending):
+            q, running_after = item
+            active, last = _position(q)
+            done = not q.isActive or not active or last > running_after
+            if done or time.monotonic() >= deadline:
+                if not done:
+                    forced.add(str(q.runId))
                 _stop(q)
-                pending.remove(q)
+                pending.remove(item)
         if pending:
             # wait on the query itself: returns at once when it terminates meanwhile
             try:
-                pending[0].awaitTermination(0.05)
-            except Exception:  # noqa: BLE001 - it failed: stop() below is then a no-op
+                pending[0][0].awaitTermination(0.02)
+            except Exception:  # noqa: BLE001 - it failed: stop() is then a no-op
                 pass
+    return forced
 
 
 def is_one_shot(trigger: str) -> bool:
