@@ -24,6 +24,7 @@ Examples:
   streamwatch                          dashboard on the bundled flights pipeline
   streamwatch run --pipeline flights   the same, explicitly
   streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
+  streamwatch lineage flights_2013-01-01T00-00.csv   one landed file through every layer
   streamwatch doctor                   versions, Java, Delta or Parquet tables
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
