@@ -174,16 +174,27 @@ class LiveBackend(Backend):
         import time
 
         deadline = time.monotonic() + timeout
-        for run in [*self._ordered, *([self.runner.ordered] if self.runner and self.runner.ordered else [])]:
+        for run in self._one_shot_runs():
             if not run.wait(max(0.0, deadline - time.monotonic())):
                 return False
         return self.runs.wait_all_terminated(self.bus, max(0.0, deadline - time.monotonic())) and self.all_finished()
 
+    def _one_shot_runs(self) -> list[OrderedRun]:
+        return [*self._ordered, *([self.runner.ordered] if self.runner and self.runner.ordered else [])]
+
     def all_finished(self) -> bool:
-        """True once the queries have started and every run has terminated, with no one-shot
-        run still waiting to start a downstream layer (``availableNow``: the whole DAG done)."""
-        runs = [*self._ordered, *([self.runner.ordered] if self.runner and self.runner.ordered else [])]
-        return self.runs.started > 0 and all(r.finished for r in runs) and self.runs.all_terminated()
+        """True once every run has terminated with no one-shot run still waiting to start a
+        downstream layer (``availableNow``: the whole DAG done), or — for other triggers — once
+        queries have started and every run has terminated."""
+        runs = self._one_shot_runs()
+        if runs:
+            return all(r.finished for r in runs) and self.runs.all_terminated()
+        return self.runs.started > 0 and self.runs.all_terminated()
+
+    @property
+    def start_errors(self) -> dict[str, BaseException]:
+        """Layer → why a one-shot run could not start its query (Spark refused it …)."""
+        return {k: v for r in self._one_shot_runs() for k, v in r.start_errors.items()}
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop feeders and queries, wait (up to ``timeout`` s) until Spark has delivered

@@ -116,7 +116,8 @@ class OrderedRun:
     :class:`QueryNotRun` and error :class:`RuntimeNotice` objects. ``lock`` is held while a
     query starts (the caller's lock, so a concurrent stop never misses a query being started).
     ``state`` maps layer → ``queued``/``running``/``done``/``failed``/``stopped``/``not-run``;
-    ``errors`` maps layer → the exception that failed it."""
+    ``errors`` maps layer → the exception that failed it (``start_errors``: those that kept
+    the query from starting)."""
 
     def __init__(self, runner: "PipelineRunner", layers: Iterable[str], trigger: str,
                  notify: Callable[[object], None] | None = None, lock: threading.RLock | threading.Lock | None = None) -> None:
@@ -131,6 +132,8 @@ class OrderedRun:
         self._cancelled = False
         self.state: dict[str, str] = {name: "queued" for name in self.layers}
         self.errors: dict[str, BaseException] = {}
+        #: layer → the exception that kept its query from starting (Spark refused it …)
+        self.start_errors: dict[str, BaseException] = {}
         self._threads: list[threading.Thread] = []
 
     def _upstream(self, name: str) -> list[str]:
@@ -197,6 +200,7 @@ class OrderedRun:
                 q = self.runner.start_layer(name, self.trigger)
         except Exception as e:  # noqa: BLE001 - reported, downstream layers become not-run
             self.errors[name] = e
+            self.start_errors[name] = e
             self._notify(RuntimeNotice("error", f"{qname}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"))
             self._set(name, "failed")
             return

@@ -70,8 +70,8 @@ def test_flights_available_now_fills_every_layer(spark, tmp_path):
     from streamwatch.pipeline import Workspace
 
     ws = Workspace(tmp_path)
-    landed = FlightsFactory(ws.landing("flights", "flights"), late_ratio=0.1, late_by_files=2).land(8)
-    assert len(landed) == 8 and len(WeatherFactory(ws.landing("flights", "weather")).land(8)) == 8
+    landed = FlightsFactory(ws.landing("flights", "flights"), late_ratio=0.1, late_by_files=2).land(4)
+    assert len(landed) == 4 and len(WeatherFactory(ws.landing("flights", "weather")).land(4)) == 4
     backend, queued, order = _run_available_now(spark, ws, "flights")
     assert queued["flights_enriched"] == ("flights_silver", "flights_weather")
     assert queued["flights_gold"] == ("flights_silver",) and "flights_bronze" not in queued
@@ -98,7 +98,7 @@ def test_flights_available_now_fills_every_layer(spark, tmp_path):
     gold = _epoch_windows(tables.read("gold"), "carrier", "flights", "avg_dep_delay_min", "max_dep_delay_min").collect()
     assert sorted((r.ws, r.carrier, r.flights, round(r.avg_dep_delay_min, 6), r.max_dep_delay_min) for r in gold) == sorted(
         (int(r.ws), r.carrier, int(r.flights), round(float(r.avg), 6), float(r.mx)) for r in expected.itertuples())
-    assert len(expected) > 50
+    assert len(expected) > 20
 
 
 def _events_oracle(paths):
@@ -123,7 +123,7 @@ def test_events_available_now_fills_every_layer(spark, tmp_path):
     from streamwatch.pipeline import Workspace
 
     ws = Workspace(tmp_path)
-    landed = EventsFactory(ws.landing("events", "events"), bad_ratio=0.05).land(14)
+    landed = EventsFactory(ws.landing("events", "events"), bad_ratio=0.05).land(6)
     backend, queued, order = _run_available_now(spark, ws, "events")
     assert queued == {"events_quarantine": ("events_bronze",), "events_silver": ("events_bronze",),
                       "events_gold": ("events_silver",), "events_gold_sliding": ("events_silver",)}
@@ -159,7 +159,7 @@ def test_orders_available_now_fills_every_layer(spark, tmp_path):
     from streamwatch.pipeline import Workspace
 
     ws = Workspace(tmp_path)
-    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(12)
+    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(8)
     texts = [Path(p).read_text() for p in landed]  # bronze archives the files (cleanSource)
     backend, queued, order = _run_available_now(spark, ws, "orders")
     assert queued["orders_gold_summary"] == ("orders_silver",)
