@@ -210,7 +210,7 @@ def file_journey(plan: RunPlan, file: str, *, rows: bool = True) -> Journey:
             if not hops:
                 note = "did not read this file"
         else:
-            hops = _downstream_hops(q, cp, carried, file, rows)
+            hops = _downstream_hops(q, cp, carried, logged or file, rows)
             if not hops:
                 reached_up = [u for u in q.upstream if carried.get(u)]
                 note = "not read yet" if reached_up else None
