@@ -159,7 +159,7 @@ def test_orders_available_now_fills_every_layer(spark, tmp_path):
     from streamwatch.pipeline import Workspace
 
     ws = Workspace(tmp_path)
-    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(8)
+    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(12)
     texts = [Path(p).read_text() for p in landed]  # bronze archives the files (cleanSource)
     backend, queued, order = _run_available_now(spark, ws, "orders")
     assert queued["orders_gold_summary"] == ("orders_silver",)
