@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
-EXIT_OK, EXIT_NOT_READ, EXIT_USAGE, EXIT_UNREADABLE = 0, 1, 2, 4
+from streamwatch.errors import ExitCode
+
+EXIT_NOT_READ, EXIT_USAGE, EXIT_UNREADABLE = ExitCode.WARNINGS, ExitCode.USAGE, ExitCode.UNREADABLE
 
 EPILOG = """\b
 Examples:

@@ -209,8 +209,8 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
                 break
         if stop.is_set():
             say("interrupted: stopping the queries")
-        if code == EXIT_OK and backend.start_errors:
-            code = EXIT_SPARK  # each was said on stderr (a RuntimeNotice) when it happened
+        if code == ExitCode.OK and backend.start_errors:
+            code = ExitCode.ERRORS  # each was said on stderr (a RuntimeNotice) when it happened
     finally:
         backend.stop()  # waits for Spark's (asynchronous) QueryTerminatedEvents
         s = backend.bus.stats()

@@ -101,7 +101,7 @@ def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
 
 def is_one_shot(trigger: str) -> bool:
     """True for ``availableNow`` and ``once``: triggers that process what is there and end."""
-    from streamwatch.spark.tables import trigger_kwargs
+    from streamwatch.analysis.triggers import trigger_kwargs
 
     kw = trigger_kwargs(trigger)
     return "availableNow" in kw or "once" in kw

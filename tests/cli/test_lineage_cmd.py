@@ -16,9 +16,10 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def events_ws(spark, tmp_path_factory):
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = Workspace(tmp_path_factory.mktemp("lineage-ws"))
     landed = EventsFactory(ws.landing("events", "events"), bad_ratio=0.1).land(3)

@@ -17,8 +17,9 @@ STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 
 
 def test_log_available_now_runs_the_layers_in_medallion_order(tmp_path):
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.model.events import QueryProgress
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = tmp_path / "ws"
     landed = EventsFactory(ws / "landing" / "events" / "events", bad_ratio=0.05).land(6)

@@ -19,10 +19,11 @@ SEED = 1212
 
 
 def test_stops_at_random_moments_let_the_batch_commit(spark, tmp_path):
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.cli import main
     from streamwatch.pipeline import Workspace, get_pipeline
     from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = Workspace(tmp_path)
     factory = EventsFactory(ws.landing("events", "events"), interval_minutes=60)

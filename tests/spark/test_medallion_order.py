@@ -65,9 +65,10 @@ def _after(order, a, b):
 
 
 def test_flights_available_now_fills_every_layer(spark, tmp_path):
+    from streamwatch.pipeline import Workspace
+
     from sample_pipelines.flights.factory import FlightsFactory
     from sample_pipelines.flights.weather import WeatherFactory
-    from streamwatch.pipeline import Workspace
 
     ws = Workspace(tmp_path)
     landed = FlightsFactory(ws.landing("flights", "flights"), late_ratio=0.1, late_by_files=2).land(4)
@@ -119,8 +120,9 @@ def _events_oracle(paths):
 
 
 def test_events_available_now_fills_every_layer(spark, tmp_path):
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.pipeline import Workspace
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = Workspace(tmp_path)
     landed = EventsFactory(ws.landing("events", "events"), bad_ratio=0.05).land(6)
@@ -155,8 +157,9 @@ def _order_lines(orders):
 
 
 def test_orders_available_now_fills_every_layer(spark, tmp_path):
-    from sample_pipelines.orders.factory import OrdersFactory
     from streamwatch.pipeline import Workspace
+
+    from sample_pipelines.orders.factory import OrdersFactory
 
     ws = Workspace(tmp_path)
     landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(12)
