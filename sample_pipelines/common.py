@@ -88,4 +88,5 @@ def quarantine_layer(bronze_table: str = "bronze") -> Layer:
         "quarantine", "quarantine",
         "malformed records from bronze: raw record + source file",
         lambda ctx: quarantine(ctx, bronze_table),
+        upstream=(bronze_table,),
     )

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
+from streamwatch.model.runtime import QueryPlan, RunPlan
+
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
@@ -87,7 +89,12 @@ class Layer:
     not restartable); ``source`` names the format the query reads (``csv``, ``json``, or
     ``table`` for an upstream table), used to explain which triggers it supports;
     ``merge_keys`` (Delta tables) maintains the table by an idempotent ``MERGE`` on those
-    columns per micro-batch instead of Delta's sink (Parquet tables ignore it)."""
+    columns per micro-batch instead of Delta's sink (Parquet tables ignore it).
+
+    The medallion DAG: ``upstream`` names the layers whose tables this layer reads (flights'
+    enriched: ``("silver", "weather")``), ``landing`` the landing sources it reads (bronze:
+    ``("flights",)``). A layer runs after all of its upstream layers under ``availableNow`` /
+    ``once`` (see :meth:`Pipeline.topological_layers`)."""
 
     name: str
     table: str
@@ -97,18 +104,63 @@ class Layer:
     sink: str = "table"
     source: str = "table"
     merge_keys: tuple[str, ...] = ()
+    upstream: tuple[str, ...] = ()
+    landing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Pipeline:
-    """A medallion pipeline: landing sources, layers in dependency order, and an optional
-    ``setup(ctx)`` that writes static tables (dimensions) before the layers start."""
+    """A medallion pipeline: landing sources, layers (their order is only the display order;
+    the run order is the DAG each layer's ``upstream`` declares), and an optional
+    ``setup(ctx)`` that writes static tables (dimensions) before the layers start.
+
+    Raises ``ValueError`` (one line) when a layer names an unknown upstream layer or landing
+    source, two layers share a name, or the upstream links form a cycle."""
 
     name: str
     description: str
     sources: tuple[LandingSource, ...]
     layers: tuple[Layer, ...]
     setup: Callable[[LayerContext], None] | None = None
+
+    def __post_init__(self) -> None:
+        names = [layer.name for layer in self.layers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"pipeline {self.name!r}: two layers share a name ({', '.join(names)})")
+        sources = {s.name for s in self.sources}
+        for layer in self.layers:
+            for up in layer.upstream:
+                if up not in names or up == layer.name:
+                    raise ValueError(f"pipeline {self.name!r}: layer {layer.name!r} reads unknown upstream layer {up!r}")
+            for src in layer.landing:
+                if src not in sources:
+                    raise ValueError(f"pipeline {self.name!r}: layer {layer.name!r} reads unknown landing source {src!r}")
+        self.topological_layers()  # raises on a cycle
+
+    def upstream_of(self, name: str) -> tuple[str, ...]:
+        """Names of the layers ``name`` reads (``KeyError`` for an unknown layer)."""
+        return self.layer(name).upstream
+
+    def downstream_of(self, name: str) -> tuple[str, ...]:
+        """Names of the layers that read ``name``'s table, in declaration order."""
+        return tuple(layer.name for layer in self.layers if name in layer.upstream)
+
+    def topological_layers(self) -> tuple[Layer, ...]:
+        """Every layer after all of its upstream layers (Kahn's algorithm; among layers ready
+        at the same time, declaration order). Raises ``ValueError`` on a cycle."""
+        done: list[Layer] = []
+        seen: set[str] = set()
+        pending = list(self.layers)
+        while pending:
+            ready = [layer for layer in pending if all(up in seen for up in layer.upstream)]
+            if not ready:
+                cycle = ", ".join(layer.name for layer in pending)
+                raise ValueError(f"pipeline {self.name!r}: the upstream links of {cycle} form a cycle")
+            for layer in ready:
+                done.append(layer)
+                seen.add(layer.name)
+                pending.remove(layer)
+        return tuple(done)
 
     def query_name(self, layer: Layer) -> str:
         """Streaming query name, e.g. ``flights_bronze``."""
@@ -144,6 +196,29 @@ class Pipeline:
                 raise ValueError(f"output mode for layer {layer!r} given twice")
             modes[layer] = mode.lower()
         return modes
+
+
+def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
+    """The queries, checkpoints, tables, medallion DAG and landing folders a run of
+    ``pipeline`` will use (queries in the DAG's topological order)."""
+    return RunPlan(
+        pipeline=pipeline.name,
+        description=pipeline.description,
+        queries=tuple(
+            QueryPlan(
+                query_name=pipeline.query_name(layer),
+                layer=layer.name,
+                checkpoint=str(workspace.checkpoint(pipeline.name, layer.name)),
+                table="" if layer.sink == "memory" else str(workspace.table(pipeline.name, layer.table)),
+                sink=layer.sink,
+                upstream=tuple(pipeline.query_name(pipeline.layer(u)) for u in layer.upstream),
+                landing=tuple(str(workspace.landing(pipeline.name, src)) for src in layer.landing),
+            )
+            for layer in pipeline.topological_layers()
+        ),
+        landing=tuple((s.name, str(workspace.landing(pipeline.name, s.name))) for s in pipeline.sources),
+        trigger=trigger,
+    )
 
 
 # The pipelines shipped in ``sample_pipelines`` (also registered as entry points).
@@ -192,3 +267,24 @@ def get_pipeline(name: str) -> Pipeline:
     if name not in pipelines:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(sorted(pipelines))}")
     return pipelines[name]
+
+
+def table_of_checkpoint(checkpoint: str | Path) -> Path | None:
+    """The table folder a workspace checkpoint's query writes, taken from the pipeline
+    definition: ``<root>/checkpoints/<pipeline>/<layer>`` → ``<root>/tables/<pipeline>/<table>``
+    (flights' ``enriched`` → ``tables/flights/flights_weather``). None when the path is not laid
+    out like a workspace, the pipeline or layer is unknown, or the layer writes Spark's memory
+    sink (no folder)."""
+    if "://" in str(checkpoint):
+        return None
+    parts = Path(checkpoint).expanduser().absolute().parts
+    if len(parts) < 4 or parts[-3] != "checkpoints":
+        return None
+    try:
+        pipeline = get_pipeline(parts[-2])
+        layer = pipeline.layer(parts[-1])
+    except KeyError:
+        return None
+    if layer.sink == "memory":
+        return None
+    return Workspace(Path(*parts[:-3])).table(pipeline.name, layer.table)

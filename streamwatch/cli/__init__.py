@@ -13,6 +13,7 @@ from streamwatch.cli.doctor_cmd import doctor
 from streamwatch.cli.events_cmd import events
 from streamwatch.cli.inspect_cmd import inspect
 from streamwatch.cli.land_cmd import land
+from streamwatch.cli.lineage_cmd import lineage
 from streamwatch.cli.log_cmd import log
 from streamwatch.cli.pipelines_cmd import pipelines
 from streamwatch.cli.recover_cmd import recover
@@ -30,6 +31,7 @@ Examples:
   streamwatch inspect ./streamwatch-workspace/checkpoints/flights/bronze
   streamwatch diff OLD_CP NEW_CP       what changed between two snapshots of a checkpoint
   streamwatch recover CP --plan        the smallest fix that lets a query restart
+  streamwatch lineage flights_2013-01-01T00-00.csv   one landed file through every layer
   streamwatch doctor                   versions, Java, Delta or Parquet tables
   streamwatch log --out events.jsonl   headless: run the pipeline, record events as JSONL
   streamwatch events /tmp/spark-events/eventlog_v2_local-1795212358589
@@ -79,3 +81,4 @@ main.add_command(retention)
 main.add_command(recover)
 main.add_command(compat)
 main.add_command(state)
+main.add_command(lineage)

@@ -95,6 +95,11 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
         _fleet(path, as_json, check)
         return
     full = batches or batch_id is not None
+    if sink is None:  # a workspace checkpoint: its table from the pipeline definition
+        from streamwatch.pipeline import table_of_checkpoint
+
+        table = table_of_checkpoint(path)
+        sink = str(table) if table is not None and table.is_dir() else None
     try:
         cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes)
     except CheckpointError as e:

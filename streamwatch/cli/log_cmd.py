@@ -18,7 +18,8 @@ EPILOG = """\b
 Examples:
   streamwatch log --pipeline flights > events.jsonl        JSONL on stdout, until Ctrl-C
   streamwatch log --out events.jsonl --duration 120        two minutes, to a file
-  streamwatch log --trigger availableNow --out run.jsonl   process what landed, then exit
+  streamwatch log --trigger availableNow --out run.jsonl   process what landed, layer by layer
+                                                           (bronze, then silver …), then exit
   streamwatch log --output-mode gold=complete --out ev.jsonl
                                                            gold table rewritten whole each batch
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
@@ -28,6 +29,7 @@ Examples:
 \b
 Exit codes:
   0  stopped by --duration, Ctrl-C/SIGTERM, or every query finished
+     (a query stopped by us is stopped, even when Spark reports the interrupted write)
   1  a query terminated with an exception
   2  bad option or unknown pipeline
   3  Spark could not start or a query could not be started
@@ -126,7 +128,7 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             prometheus_port, ui, stop: threading.Event, say) -> int:
     from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryTerminated
-    from streamwatch.model.runtime import RuntimeNotice, SessionInfo
+    from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice, SessionInfo
     from streamwatch.spark.live import LiveBackend
     from streamwatch.spark.record import session_header
 
@@ -174,13 +176,19 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             if isinstance(obj, QueryTerminated) and obj.failed:
                 failed.append(one_line(obj.exception, 1000))
                 say(f"query {obj.id} failed: {failed[-1][:300]}")
+            elif isinstance(obj, QueryTerminated) and obj.exception:
+                say(f"query {obj.id} stopped (Spark reported, caused by the stop: "
+                    f"{obj.exception.splitlines()[0][:200]})")
+        elif isinstance(obj, QueryQueued):
+            say(f"{obj.query_name} queued: waits for {', '.join(obj.waiting_for)} to finish ({obj.trigger})")
+        elif isinstance(obj, QueryNotRun):
+            say(f"{obj.query_name} not run: {obj.reason}")
         elif isinstance(obj, RuntimeNotice):
             say(obj.message)
         elif isinstance(obj, SessionInfo):
             pass  # the backend's view of our session; ours (with the executor count) is said below
 
-    executors = "" if info.is_local else f" ({info.executors} executor{'s' if info.executors != 1 else ''})"
-    say(f"Spark {info.spark_version} on {info.master}{executors}; tables: {info.table_format}; "
+    say(f"Spark {info.spark_version} on {info.master_description}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
                           land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)
@@ -196,11 +204,13 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             if deadline is not None and time.monotonic() >= deadline:
                 say(f"--duration {duration:g} s reached")
                 break
-            if backend.runs.started and backend.runs.all_terminated():
+            if backend.all_finished():
                 say("every query has finished")
                 break
         if stop.is_set():
             say("interrupted: stopping the queries")
+        if code == ExitCode.OK and backend.start_errors:
+            code = ExitCode.ERRORS  # each was said on stderr (a RuntimeNotice) when it happened
     finally:
         backend.stop()  # waits for Spark's (asynchronous) QueryTerminatedEvents
         s = backend.bus.stats()

@@ -25,6 +25,11 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
     Parquet otherwise (STREAMWATCH_TABLE_FORMAT=delta|parquet|auto forces it).
     Press ? in the dashboard for keys, q to stop the queries and quit.
 
+    With --trigger availableNow (or once) each layer runs after all of its
+    upstream layers have finished (bronze, then silver, then gold; queued
+    until then); other triggers start every layer at once. Every stop lets
+    the running micro-batch commit first.
+
     \b
     Keys: 1-6 tabs (queries, detail, checkpoint, landing, events, results),
     enter detail, : commands, / filter, x/s/r stop/start/restart the selected
@@ -34,6 +39,7 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
     Examples:
       streamwatch run
       streamwatch run --trigger processingTime=5s --land-every 0.5 --max-files 200
+      streamwatch run --trigger availableNow --max-files 0     what landed, layer by layer
       streamwatch run --workspace /tmp/ws --no-ui --history 50000
       streamwatch run --output-mode gold=complete
       streamwatch run --master spark://127.0.0.1:7077

@@ -77,24 +77,38 @@ class QueryIdle(Event):
 @dataclass(frozen=True, slots=True)
 class QueryTerminated(Event):
     """``QueryTerminatedEvent``: ``exception`` is Spark's message text (None when the query
-    stopped normally); ``error_class`` is ``errorClassOnException`` (Spark ≥ 3.5)."""
+    stopped normally); ``error_class`` is ``errorClassOnException`` (Spark ≥ 3.5).
+    ``stop_requested`` is streamwatch's own fact: the run ended because we called
+    ``StreamingQuery.stop()`` on it, so an exception Spark still reports (a write interrupted
+    by the stop, ``TASK_WRITE_FAILED``) is detail of a stop, not a failure (recorded as
+    ``stopRequested``)."""
 
     kind: ClassVar[str] = "terminated"
     exception: str | None = None
     error_class: str | None = None
+    stop_requested: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.exception is not None
+        """True when the query ended with an exception that our own stop did not cause."""
+        return self.exception is not None and not self.stop_requested
+
+    @property
+    def stopped(self) -> bool:
+        """True when the query ended without a failure (a stop, or every batch done)."""
+        return not self.failed
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "id": self.id,
             "runId": self.run_id,
             "exception": self.exception,
             "errorClassOnException": self.error_class,
             "timestamp": self.timestamp,
         }
+        if self.stop_requested:
+            d["stopRequested"] = True
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +274,7 @@ def event_from_json(kind: str, d: Mapping[str, Any]) -> Event | ListenerStats:
             timestamp=d.get("timestamp"),
             exception=d.get("exception"),
             error_class=d.get("errorClassOnException"),
+            stop_requested=d.get("stopRequested") is True,
         )
     if kind == "stats":
         return ListenerStats.from_dict(d)

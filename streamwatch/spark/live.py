@@ -6,6 +6,7 @@ Data flows one way: Spark → :class:`PublishingListener` → :class:`EventBus` 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any, Callable
 
@@ -15,10 +16,12 @@ from streamwatch.backends.base import Backend, Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
 from streamwatch.feeder import Feeder
+from streamwatch.model.events import QueryTerminated
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
 from streamwatch.spark.tables import trigger_note
 
 
@@ -31,6 +34,13 @@ class LiveBackend(Backend):
     ``output_modes`` overrides layers' output modes (``{"gold": "update"}``, see
     :meth:`streamwatch.pipeline.Pipeline.output_modes`); Spark's refusal of a query shape
     makes ``start`` raise :class:`streamwatch.spark.runner.QueryRejected`.
+
+    Triggers: ``availableNow``/``once`` (at start, :meth:`set_trigger`, :meth:`start_pipeline`)
+    run each layer to completion after all of its upstream layers (medallion DAG of
+    ``plan``); waiting queries are announced with :class:`~streamwatch.model.runtime.QueryQueued`
+    (and :class:`~streamwatch.model.runtime.QueryNotRun` when they will not start). Other
+    triggers start every layer at once. Every stop lets the running micro-batch commit (up to
+    ``stop_grace_s`` s); a run we stopped arrives as ``QueryTerminated(stop_requested=True)``.
     """
 
     CONTROLS = frozenset(Control)
@@ -49,8 +59,10 @@ class LiveBackend(Backend):
         ui: bool = True,
         master: str | None = None,
         output_modes: dict[str, str] | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
     ) -> None:
         self.pipeline = pipeline
+        self.stop_grace_s = stop_grace_s
         self.workspace = workspace
         self.trigger = trigger
         self.plan = plan_run(pipeline, workspace, trigger)
@@ -71,7 +83,8 @@ class LiveBackend(Backend):
         self.feeders: list[Feeder] = []
         self.factories: dict[str, "_LockedFactory"] = {}
         self._listener: PublishingListener | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._ordered: list[OrderedRun] = []  # one-shot runs started by set_trigger/start_pipeline
         self._stopped = False
         self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
         #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
@@ -98,7 +111,7 @@ class LiveBackend(Backend):
                               table_format=decision)
             )
         else:
-            from streamwatch.spark.session import executor_count
+            from streamwatch.spark.session import executor_count, local_cores
 
             fmt = self._table_format or "parquet"
             info = SessionInfo(
@@ -108,6 +121,7 @@ class LiveBackend(Backend):
                 table_format=fmt,  # type: ignore[arg-type]
                 table_format_reason="session supplied by the caller",
                 executors=executor_count(self._spark),
+                local_cores=local_cores(self._spark),
             )
         emit(info)
         with self._lock:
@@ -115,7 +129,7 @@ class LiveBackend(Backend):
                 if self._owns_spark:
                     self._spark.stop()
                 return info
-            self._listener = PublishingListener(self.bus.publish)
+            self._listener = PublishingListener(self._publish)
             self._spark.streams.addListener(self._listener)
             for source in self.pipeline.sources:
                 factory = _LockedFactory(source.factory(self.workspace.landing(self.pipeline.name, source.name)))
@@ -137,9 +151,46 @@ class LiveBackend(Backend):
             note = trigger_note(self.trigger)
             if note:
                 emit(RuntimeNotice("warning", note))
-            self.runner.start(self.trigger)
+            self.runner.start(self.trigger, notify=self.bus.publish, lock=self._lock)
         emit(RuntimeNotice("info", "queries running"))
         return info
+
+    def _publish(self, event: object) -> None:
+        """The listener's hand-off: a terminated run that we stopped is marked
+        ``stop_requested`` (its exception, if Spark reports one, is detail of our stop)."""
+        runner = self.runner
+        if (isinstance(event, QueryTerminated) and runner is not None
+                and event.run_id in runner.stop_requested and not event.stop_requested):
+            event = dataclasses.replace(event, stop_requested=True)
+        self.bus.publish(event)
+
+    def wait_finished(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s until :meth:`all_finished` (a one-shot run's whole DAG has
+        run and every terminated event reached the sinks); True when it did."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        for run in self._one_shot_runs():
+            if not run.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return self.runs.wait_all_terminated(self.bus, max(0.0, deadline - time.monotonic())) and self.all_finished()
+
+    def _one_shot_runs(self) -> list[OrderedRun]:
+        return [*self._ordered, *([self.runner.ordered] if self.runner and self.runner.ordered else [])]
+
+    def all_finished(self) -> bool:
+        """True once every run has terminated with no one-shot run still waiting to start a
+        downstream layer (``availableNow``: the whole DAG done), or — for other triggers — once
+        queries have started and every run has terminated."""
+        runs = self._one_shot_runs()
+        if runs:
+            return all(r.finished for r in runs) and self.runs.all_terminated()
+        return self.runs.started > 0 and self.runs.all_terminated()
+
+    @property
+    def start_errors(self) -> dict[str, BaseException]:
+        """Layer → why a one-shot run could not start its query (Spark refused it …)."""
+        return {k: v for r in self._one_shot_runs() for k, v in r.start_errors.items()}
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop feeders and queries, wait (up to ``timeout`` s) until Spark has delivered
@@ -151,8 +202,10 @@ class LiveBackend(Backend):
             self._stopped = True
             for f in self.feeders:
                 f.stop()
+            for run in self._ordered:
+                run.cancel()
             if self.runner:
-                self.runner.stop()
+                self.runner.stop(self.stop_grace_s)
         self.runs.wait_all_terminated(self.bus, timeout)
         self.bus.close(timeout=2.0)
         if self._spark is not None:
@@ -190,7 +243,7 @@ class LiveBackend(Backend):
     def stop_query(self, query_name: str) -> None:
         """Stop one query (its checkpoint stays; start resumes from it)."""
         with self._lock:
-            self._runner().stop_layer(self._layer(query_name))
+            self._runner().stop_layer(self._layer(query_name), self.stop_grace_s)
 
     def restart_query(self, query_name: str) -> None:
         """Stop, then start one query from its checkpoint."""
@@ -198,14 +251,38 @@ class LiveBackend(Backend):
             self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
 
     def start_pipeline(self) -> None:
-        """Start every query that is not running, upstream first."""
-        for q in self.plan.queries:
-            self.start_query(q.query_name)
+        """Start every query that is not running: those with a one-shot trigger in DAG order
+        (each after its upstream layers finished), the others at once, upstream first."""
+        idle = [q.query_name for q in self.plan.queries if not self._is_active(q.query_name)]
+        for trigger in dict.fromkeys(self.triggers[n] for n in idle):
+            names = [n for n in idle if self.triggers[n] == trigger]
+            if is_one_shot(trigger):
+                self._run_ordered(names, trigger)
+            else:
+                for name in names:
+                    self.start_query(name)
 
     def stop_pipeline(self) -> None:
-        """Stop every query, downstream first."""
+        """Stop every query, downstream first (queued one-shot layers will not start)."""
+        with self._lock:
+            for run in self._ordered:
+                run.cancel()
+            if self.runner and self.runner.ordered:
+                self.runner.ordered.cancel()
         for q in reversed(self.plan.queries):
             self.stop_query(q.query_name)
+
+    def _run_ordered(self, names: list[str], trigger: str) -> OrderedRun:
+        runner = self._runner()
+        layers = [self._layer(n) for n in names]
+        with self._lock:
+            for old in [*self._ordered, *([runner.ordered] if runner.ordered else [])]:
+                old.cancel()  # its queued layers are superseded by this run
+            for name in reversed(layers):  # a restart: stop downstream first
+                runner.stop_layer(name, self.stop_grace_s)
+            run = OrderedRun(runner, layers, trigger, self.bus.publish, self._lock)
+            self._ordered.append(run)
+        return run.start()
 
     def restart_pipeline(self) -> None:
         self.stop_pipeline()
@@ -236,6 +313,10 @@ class LiveBackend(Backend):
             self._layer(name)
         for name in names:
             self.triggers[name] = trigger
+        if is_one_shot(trigger):
+            self._run_ordered(names, trigger)
+            return
+        for name in names:
             with self._lock:
                 self._runner().start_layer(self._layer(name), trigger)
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import threading
+from typing import Any, Callable, Mapping
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamwatch.errors import ExitCode, StreamwatchError
-from streamwatch.model.runtime import QueryPlan, RunPlan
-from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace
+from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace, plan_run
+
+__all__ = ["PipelineRunner", "QueryRejected", "plan_run"]
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, graceful_stop, is_one_shot
 from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
 
 
@@ -31,25 +34,6 @@ class QueryRejected(StreamwatchError, ValueError):
 def _one_line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     return text[0].strip() if text else type(e).__name__
-
-
-def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
-    """The queries, checkpoints and landing folders a run of ``pipeline`` will use."""
-    return RunPlan(
-        pipeline=pipeline.name,
-        description=pipeline.description,
-        queries=tuple(
-            QueryPlan(
-                query_name=pipeline.query_name(layer),
-                layer=layer.name,
-                checkpoint=str(workspace.checkpoint(pipeline.name, layer.name)),
-                table=str(workspace.table(pipeline.name, layer.table)),
-            )
-            for layer in pipeline.layers
-        ),
-        landing=tuple((s.name, str(workspace.landing(pipeline.name, s.name))) for s in pipeline.sources),
-        trigger=trigger,
-    )
 
 
 class PipelineRunner:
@@ -94,6 +78,14 @@ class PipelineRunner:
         self.queries: list[StreamingQuery] = []
         self._by_layer: dict[str, StreamingQuery] = {}
         self._set_up = False
+        #: run ids of the queries streamwatch stopped (their terminated event is a stop)
+        self.stop_requested: set[str] = set()
+        #: run ids stopped while a micro-batch still ran (the grace bound ran out)
+        self.forced_stops: set[str] = set()
+        #: the one-shot run in progress (availableNow/once in DAG order), if any
+        self.ordered: OrderedRun | None = None
+        #: held while a one-shot run starts a query and while :meth:`stop` runs
+        self.lock = threading.RLock()
 
     def setup(self) -> None:
         if not self._set_up and self.pipeline.setup:
@@ -108,22 +100,21 @@ class PipelineRunner:
         return self.output_modes.get(layer.name, layer.output_mode)
 
     def start_layer(self, name: str, trigger: str = "processingTime=2 seconds") -> StreamingQuery:
-        """(Re)start one layer's query; stops its running query first. Upstream Parquet tables
-        must have been started once in this process (their schema is needed). Raises
-        ``KeyError`` for an unknown layer."""
+        """(Re)start one layer's query; stops its running query first (gracefully). Upstream
+        Parquet tables must have been started once in this process (their schema is needed).
+        Raises ``KeyError`` for an unknown layer."""
         self.setup()
         self.stop_layer(name)
         return self._start_layer(self._layer(name), trigger)
 
-    def stop_layer(self, name: str) -> None:
-        """Stop one layer's query if it runs (``KeyError`` for an unknown layer)."""
+    def stop_layer(self, name: str, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop one layer's query if it runs, letting its running micro-batch commit first
+        (up to ``grace_s`` s, see :func:`streamwatch.spark.schedule.graceful_stop`). ``KeyError``
+        for an unknown layer."""
         self._layer(name)
         q = self._by_layer.pop(name, None)
         if q is not None:
-            try:
-                q.stop()
-            except Exception:
-                pass
+            self.forced_stops |= graceful_stop([q], self.stop_requested, grace_s)
 
     def query(self, name: str) -> StreamingQuery | None:
         """The current query of layer ``name`` (None when not started)."""
@@ -168,39 +159,55 @@ class PipelineRunner:
         self._by_layer[layer.name] = q
         return q
 
-    def start(self, trigger: str = "processingTime=2 seconds") -> list[StreamingQuery]:
-        """Start every layer concurrently (upstream first); returns the queries. On
-        :class:`QueryRejected` the layers already started are stopped before it propagates."""
+    def start(self, trigger: str = "processingTime=2 seconds", notify: Callable[[object], None] | None = None,
+              lock: Any = None) -> list[StreamingQuery]:
+        """Start the pipeline; returns the queries started so far.
+
+        Continuous triggers (``default``, ``processingTime``, ``continuous``) start every layer
+        at once, upstream first (each picks up upstream output on its next trigger); on
+        :class:`QueryRejected` the layers already started are stopped before it propagates.
+        One-shot triggers (``availableNow``, ``once``) start an :class:`OrderedRun` in the
+        background (``self.ordered``): each layer runs to completion after all of its
+        upstream layers; ``notify`` gets its ``QueryQueued``/``QueryNotRun`` objects and
+        ``lock`` is held while each query starts."""
         self.check_trigger(trigger)
         self.setup()
+        if is_one_shot(trigger):
+            self.ordered = OrderedRun(self, self.pipeline.layer_names(), trigger, notify,
+                                      lock if lock is not None else self.lock).start()
+            return list(self.queries)
         try:
-            return self._start_all(trigger)
+            for layer in self.pipeline.topological_layers():
+                self._start_layer(layer, trigger)
+            return list(self.queries)
         except Exception:
             self.stop()
             raise
 
-    def _start_all(self, trigger: str) -> list[StreamingQuery]:
-        for layer in self.pipeline.layers:
-            self._start_layer(layer, trigger)
-        return list(self.queries)
+    def run_available_now(self, timeout_s: float | None = None, trigger: str = "availableNow",
+                          notify: Callable[[object], None] | None = None) -> None:
+        """Run the pipeline with a one-shot trigger (``availableNow`` or ``once``) and wait:
+        each layer runs to completion after all of its upstream layers, so every layer sees
+        all of its input. Raises ``TimeoutError`` (after stopping the queries) when the run
+        does not finish within ``timeout_s`` s, and the first failed layer's exception
+        (pyspark's ``StreamingQueryException`` or :class:`QueryRejected`)."""
+        if not is_one_shot(trigger):
+            raise ValueError(f"run_available_now needs availableNow or once, not {trigger!r}")
+        self.start(trigger, notify)
+        run = self.ordered
+        assert run is not None
+        if not run.wait(timeout_s):
+            self.stop()
+            raise TimeoutError(f"{self.pipeline.name}: the {trigger} run did not finish within {timeout_s} s "
+                               f"({', '.join(f'{k} {v}' for k, v in run.state.items())})")
+        for name in run.layers:
+            if name in run.errors:
+                raise run.errors[name]
 
-    def run_available_now(self, timeout_s: float | None = None) -> None:
-        """Run each layer with ``availableNow`` to completion, upstream first, so every layer
-        sees all of its input. Raises pyspark's ``StreamingQueryException`` when one fails."""
-        self.setup()
-        for layer in self.pipeline.layers:
-            q = self._start_layer(layer, "availableNow")
-            q.awaitTermination(timeout_s)
-            if q.isActive:
-                q.stop()
-                raise TimeoutError(f"{q.name} did not finish within {timeout_s} s")
-            if q.exception() is not None:
-                raise q.exception()  # type: ignore[misc]
-
-    def stop(self) -> None:
-        """Stop every query (downstream first); never raises."""
-        for q in reversed(self.queries):
-            try:
-                q.stop()
-            except Exception:
-                pass
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop every query, downstream first, each once its running micro-batch has committed
+        (up to ``grace_s`` s in all); a one-shot run starts no further layer. Never raises."""
+        with self.lock:
+            if self.ordered is not None:
+                self.ordered.cancel()
+            self.forced_stops |= graceful_stop(reversed(self.queries), self.stop_requested, grace_s)

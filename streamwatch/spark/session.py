@@ -127,8 +127,20 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
         table_format_reason=decision.reason,
         log_file=str(log_file),
         executors=executor_count(spark),
+        local_cores=local_cores(spark),
     )
     return spark, info
+
+
+def local_cores(spark: SparkSession) -> int | None:
+    """Cores the driver runs tasks on in local mode (``local[*]`` resolved: Spark's
+    ``defaultParallelism``, i.e. the ``local[N]`` thread count); None on a cluster or a
+    stopped context."""
+    try:
+        sc = spark.sparkContext
+        return int(sc.defaultParallelism) if is_local_master(sc.master) else None
+    except Exception:  # noqa: BLE001 - a stopped context
+        return None
 
 
 def executor_count(spark: SparkSession) -> int | None:

@@ -1,5 +1,7 @@
 """LiveBackend.stop delivers every run's QueryTerminatedEvent to the front-end before it
-returns (Spark posts them asynchronously, after StreamingQuery.stop)."""
+returns (Spark posts them asynchronously, after StreamingQuery.stop), and each stop lets the
+running micro-batch commit first, so no run ends with an exception (this test once failed
+with TASK_WRITE_FAILED: a stop that interrupted a part-file write)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,10 @@ def test_stop_delivers_every_terminated_event(spark, tmp_path):
     assert len(started) == len(backend.plan.queries) >= 3
     assert terminated == started, "every run's terminated event reached emit before stop() returned"
     assert not any(isinstance(e, QueryTerminated) and e.failed for e in got)
+    ends = [e for e in got if isinstance(e, QueryTerminated)]
+    assert all(e.stop_requested for e in ends), "every run ended by our stop is recorded as stopped"
+    assert not backend.runner.forced_stops, "each stop waited for its running batch to commit"
+    assert all(e.exception is None for e in ends), "a graceful stop ends with exception null"
     assert spark.streams.active == []
     time.sleep(0.5)
     assert len(got) == n_after_stop, "nothing arrives after stop() returned"

@@ -25,6 +25,9 @@ CASES = [
     ("sample_pipelines.flights", ["pyspark", "textual"]),
     ("sample_pipelines.orders", ["pyspark", "textual"]),
     ("sample_pipelines.events", ["pyspark", "textual"]),
+    ("streamwatch.analysis.lineage", ["pyspark", "textual"]),
+    ("streamwatch.model.lineage", ["pyspark", "textual"]),
+    ("streamwatch.cli.lineage_cmd", ["pyspark", "textual"]),
 ]
 
 
