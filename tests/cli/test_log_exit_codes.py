@@ -167,7 +167,7 @@ def test_duration_stops_with_exit_0_and_max_bytes_rotates_without_losing_an_even
                     "--max-bytes", "1500", "--out", str(out)])
     assert p.finish(600) == 0, p.stderr
     assert any("--duration 15 s reached" in ln for ln in p.stderr)
-    rotated = sorted(out.parent.glob("ev.jsonl.*"))
+    rotated = sorted(out.parent.glob("ev.jsonl.*"), key=lambda f: int(f.suffix[1:]))
     # header + 5 started + 5 terminated events alone exceed 1,500 bytes, whatever the machine's pace
     assert rotated, "1500-byte files: the recording must have rotated"
     assert [f.name for f in rotated] == [f"ev.jsonl.{i}" for i in range(1, len(rotated) + 1)]
