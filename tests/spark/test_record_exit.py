@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent("""
         (data / f"f{i}.json").write_text("\\n".join(json.dumps({"k": j % 3, "v": j}) for j in range(10)))
     spark = (SparkSession.builder.master("local[1]").appName("record-at-exit")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "1").getOrCreate())
-    streamwatch.record(spark, out, max_bytes=8000, keep=2)  # never stopped by this script
+    streamwatch.record(spark, out, max_bytes=5000, keep=2)  # never stopped by this script
     q = (spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(data))
          .groupBy("k").count().writeStream.outputMode("update").format("noop").queryName("sw_at_exit")
          .option("checkpointLocation", str(out.parent / "cp")).trigger(availableNow=True).start())
@@ -46,7 +46,7 @@ def test_record_finishes_at_interpreter_exit_and_keeps_the_newest_segments(tmp_p
     assert int(last_batch) == 7  # 8 files, one per micro-batch
     segments = sorted(out.parent.glob("events.jsonl.*"), key=lambda p: int(p.suffix[1:]))
     numbers = [int(p.suffix[1:]) for p in segments]
-    # the header alone is ~3 KB: 8,000-byte files hold a few events each
+    # the header alone is ~3 KB: 5,000-byte files hold an event or two each
     assert len(segments) == 2 and numbers[0] > 1 and numbers == [numbers[0], numbers[0] + 1], numbers  # keep=2: the newest
     report = ReadReport()
     events = list(read_recording(out, report))
