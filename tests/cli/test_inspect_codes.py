@@ -273,6 +273,30 @@ ALSO = {
     "state-uncommitted-version": {"in-flight-batch"},
 }
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+#: what a user reads: the message names the batches/versions/values, the path the place
+#: (relative to the test's folder; the checkpoint is ``cp``)
+SAYS: dict[tuple[str, str], tuple[str, str]] = {
+    ("no-batches", "info"): ("no batch planned yet", "cp/offsets"),
+    ("in-flight-batch", "warning"): ("batch 1 is planned (offsets/1) but not committed", "cp/offsets/1"),
+    ("previous-offsets-missing", "error"): ("offsets/1 is missing: Spark cannot restart from batch 2", "cp/offsets"),
+    ("offsets-gap", "warning"): ("offsets log has gaps: batches 1 missing", "cp/offsets"),
+    ("commits-gap", "warning"): ("commit log has gaps: batches 1 missing", "cp/commits"),
+    ("commits-behind", "error"): ("commit log ends at batch 1 but offsets at 3", "cp/commits"),
+    ("commit-without-offsets", "error"): ("commit log (2) is ahead of the offsets log (1)", "cp/commits"),
+    ("no-commits", "warning"): ("no batch has committed; batches up to 1 were planned", "cp/commits"),
+    ("conf-drift", "error"): ("spark.sql.shuffle.partitions changed from 2 to 8 between batch 1 and 2", "cp/offsets/2"),
+    ("conf-drift", "warning"): ("compression.codec changed from lz4 to zstd between batch 1 and 2", "cp/offsets/2"),
+    ("conf-not-recorded", "info"): ("does not record spark.sql.shuffle.partitions", "cp/offsets/2"),
+    ("watermark-stalled", "warning"): (f"stuck at {T0} ms since batch 1", ""),
+    ("state-version-missing", "error"): ("state version 3 (after committed batch 2) is missing in partition 1", "cp/state/0"),
+    ("state-orphan-versions", "warning"): ("state versions 7 are beyond the latest planned batch 2", "cp/state/0"),
+    ("state-uncommitted-version", "info"): ("state version 3 was written by an uncommitted batch", "cp/state/0"),
+    ("sink-behind-commits", "error"): ("file sink log ends at batch 0 but batch 2 committed", "out/_spark_metadata"),
+    ("source-log-behind-offsets", "error"): ("source 0's offset is logOffset 2 but sources/0/ ends at 1", "cp/sources/0"),
+    ("stray-file", "warning"): ("notes.txt", "cp/notes.txt"),
+    ("sink-unknown", "warning"): ("has neither _spark_metadata/ nor _delta_log/", "not-a-sink"),
+    ("sink-unreadable", "error"): ("is missing or not a folder", "no-such-sink"),
+}
 
 
 def _inspect(*args: str):
@@ -297,6 +321,11 @@ def test_each_finding_code_on_a_built_checkpoint(tmp_path, unchanged, code, seve
     assert r.exit_code == 0, r.output  # without --check: 0 whenever PATH could be read
     findings = json.loads(r.stdout)["findings"]
     assert (code, severity) in {(f["code"], f["severity"]) for f in findings}, findings
+    if (code, severity) in SAYS:
+        text, where = SAYS[(code, severity)]
+        mine = [f for f in findings if (f["code"], f["severity"]) == (code, severity)]
+        assert any(text in f["message"] for f in mine), mine
+        assert {f["path"] for f in mine} == {str(tmp_path / where) if where else None}, mine
     unexplained = {f["code"] for f in findings} - {code} - ALSO.get(code, set())
     assert not unexplained, f"{code}: the built checkpoint shows more than it should: {findings}"
     worst = max((f["severity"] for f in findings), key=SEVERITY_RANK.__getitem__)
@@ -324,3 +353,25 @@ def test_check_exit_status_through_the_installed_command(tmp_path, unchanged):
            for p in (healthy, warned, broken, tmp_path / "missing")]
     assert [r.returncode for r in got] == [0, 1, 3, 4]
     assert got[3].stderr.count("\n") == 1 and "Traceback" not in got[3].stderr and got[3].stdout == ""
+
+
+def test_missing_batches_are_named_as_ranges(tmp_path, unchanged):
+    """Gaps are written as ranges (``1–2, 4``), at most five, then how many more."""
+    cp = build(tmp_path, offsets=tuple(range(30)), commits=tuple(range(30)))
+    for b in (1, 2, 4):
+        (cp / "offsets" / str(b)).unlink()
+    for b in (3, 5, 6, 7, 9, 11, 13, 15, 17):
+        (cp / "commits" / str(b)).unlink()
+    unchanged(cp)
+    findings = {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
+    assert "batches 1–2, 4 missing" in findings["offsets-gap"]
+    assert "batches 3, 5–7, 9, 11, 13 (+2 more ranges) missing" in findings["commits-gap"]
+    assert "commits without offsets: batches 1–2, 4" in findings["commit-without-offsets"]
+
+
+def test_orphan_state_versions_are_named_as_ranges(tmp_path, unchanged):
+    cp = build(tmp_path)
+    _state(cp, {0: [1, 2, 3, 5, 6, 7, 9], 1: [1, 2, 3]})
+    unchanged(cp)
+    findings = {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
+    assert "state versions 5–7, 9 are beyond" in findings["state-orphan-versions"]
