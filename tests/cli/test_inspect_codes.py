@@ -375,3 +375,35 @@ def test_orphan_state_versions_are_named_as_ranges(tmp_path, unchanged):
     unchanged(cp)
     findings = {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
     assert "state versions 5–7, 9 are beyond" in findings["state-orphan-versions"]
+
+
+def _codes(cp: Path) -> dict[str, str]:
+    return {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
+
+
+@pytest.mark.parametrize(("watermarks", "stalled"), [
+    ([5] * 5, False),  # five batches are not enough to call it stalled
+    ([5] * 6, True),  # six batches, the last five did not move it
+    ([1, 2, 2, 2, 2, 2, 2], True),  # moved before the last six batches
+    ([1, 1, 2, 2, 2, 2, 2], False),  # moved inside the last six
+    ([1] * 7, True),  # the smallest watermark counts
+    ([0] * 7, False),  # no watermark at all (0 ms: none defined)
+])
+def test_watermark_stalled_boundaries(tmp_path, unchanged, watermarks, stalled):
+    cp = build(tmp_path, offsets=(), commits=())
+    for b, wm in enumerate(watermarks):
+        _offsets(cp, b, watermark=wm)
+        (cp / "sources" / "0" / str(b)).write_text("v1\n" + _file_entry(f"file:///in/f{b}.json", b, sink=False))
+        _commit(cp, b)
+    unchanged(cp)
+    codes = _codes(cp)
+    assert ("watermark-stalled" in codes) == stalled, codes
+    if stalled:
+        assert f"stuck at {watermarks[-1]} ms since batch {len(watermarks) - 6}" in codes["watermark-stalled"]
+
+
+def test_a_conf_recorded_in_only_one_batch_is_not_drift(tmp_path, unchanged):
+    cp = build(tmp_path, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "lz4"})
+    _offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "2"})
+    unchanged(cp)
+    assert "conf-drift" not in _codes(cp)
