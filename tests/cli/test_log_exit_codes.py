@@ -102,8 +102,9 @@ def test_exit_4_when_the_output_cannot_be_written(tmp_path, target):
 def test_exit_1_when_a_query_terminates_with_an_exception(tmp_path):
     """bronze's checkpoint holds an offsets log of a version Spark does not know: the query
     starts, fails in its stream thread, the others finish (availableNow) — exit 1."""
-    from sample_pipelines.events.factory import EventsFactory
     from streamwatch.pipeline import Workspace
+
+    from sample_pipelines.events.factory import EventsFactory
 
     ws = Workspace(tmp_path / "ws")
     EventsFactory(ws.landing("events", "events")).land(2)

@@ -5,11 +5,10 @@ exactly that case — no generation — while the ``ci`` profile itself stays de
 from __future__ import annotations
 
 import pytest
+from fuzzprofiles import PROFILE, found_case_twins
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
-
-from fuzzprofiles import PROFILE, found_case_twins
 
 
 def test_ci_profile_is_derandomized_and_reliability_records():
