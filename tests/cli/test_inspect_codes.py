@@ -270,7 +270,10 @@ ALSO = {
     "commits-behind": {"in-flight-batch"},
     "no-commits": {"in-flight-batch"},
     "offsets-not-empty-at-batch-0": {"temporary-file", "no-batches"},
-    "state-uncommitted-version": {"in-flight-batch"},
+    # the growth audit decodes the state files, which these cases leave empty
+    "state-uncommitted-version": {"in-flight-batch", "state-audit-unreadable"},
+    "state-version-missing": {"state-audit-unreadable"},
+    "state-orphan-versions": {"state-audit-unreadable"},
 }
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 #: what a user reads: the message names the batches/versions/values, the path the place
