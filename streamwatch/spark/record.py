@@ -83,6 +83,13 @@ class Recording:
             pass
         try:
             if not self.spark.streams.active:
+                # events Spark already posted (a QueryTerminatedEvent is posted before
+                # awaitTermination returns) reach the listener however busy the machine is
+                self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(max(timeout, 60) * 1000))
+        except Exception:  # the session is gone already, or a listener holds the bus
+            pass
+        try:
+            if not self.spark.streams.active:
                 self.runs.wait_all_terminated(self.bus, timeout)
         except Exception:  # the session is gone already
             pass

@@ -259,7 +259,7 @@ def with_audit_findings(cp, path: str, storage_options: dict | None = None):
 
     if not any(op.partitions for op in cp.state):
         return cp
-    total = sum(op.bytes for op in cp.state)
+    total = sum(op.bytes or 0 for op in cp.state)  # None: sizes unknown (no state files listed)
     if total > AUDIT_BUDGET_BYTES:
         extra = [Finding("info", "state-audit-skipped",
                          f"state growth not audited: {_gib(total)} of state files (run `streamwatch state` on one operator)",

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,8 @@ def test_trigger_once_is_accepted_with_a_note_before_anything_starts(tmp_path):
     out = subprocess.run([STREAMWATCH, "log", "--trigger", "once", "--out", str(target / "x.jsonl")],
                          capture_output=True, text=True, timeout=120)
     assert "availableNow replaces it" in out.stderr
-    assert out.returncode != 0 and "Traceback" not in out.stderr  # the --out check still fails fast
+    assert out.returncode == 4 and "Traceback" not in out.stderr  # the --out check still fails fast (README: 4)
+    assert "cannot write" in out.stderr
     assert out.stdout == ""
 
 
@@ -47,20 +47,36 @@ def test_jsonl_on_stdout_and_sigint_stops_the_queries_and_exits_0(tmp_path):
          "--trigger", "processingTime=1 second", "--land-every", "0.5", "--max-files", "8"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
+    from sample_pipelines.flights import pipeline
+
+    n_queries = len(pipeline().layers)
     lines: list[bytes] = []
-    saw_progress = threading.Event()
+    seen = threading.Condition()
+    started: set[str] = set()
+    progressed: set[str] = set()
 
     def read() -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if b'"kind":"progress"' in line:
-                saw_progress.set()
+            rec = json.loads(line)
+            with seen:
+                lines.append(line)
+                if rec["kind"] == "started":
+                    started.add(rec["event"]["runId"])
+                elif rec["kind"] == "progress":
+                    progressed.add(rec["event"]["runId"])
+                seen.notify_all()
+        with seen:
+            seen.notify_all()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        assert saw_progress.wait(300), "no progress event on stdout"
-        time.sleep(1)
+        # SIGINT once every query of the pipeline has started and made progress (not "1 s
+        # after the first progress"): all of them must then be stopped, and say so
+        with seen:
+            assert seen.wait_for(lambda: (len(started) == n_queries and progressed >= started)
+                                 or proc.poll() is not None, 300), "not every query made progress"
+        assert proc.poll() is None, "streamwatch log ended before SIGINT"
         proc.send_signal(signal.SIGINT)
         rc = proc.wait(180)
     finally:

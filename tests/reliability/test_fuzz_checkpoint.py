@@ -28,7 +28,7 @@ from pathlib import Path
 import cpmutate
 import pytest
 from click.testing import CliRunner
-from fuzzprofiles import fuzz_settings
+from fuzzprofiles import found_case_twins, fuzz_settings
 from hypothesis import given, note
 from hypothesis import strategies as st
 
@@ -222,3 +222,7 @@ def test_pristine_bases_read_cleanly(flights_bases, unchanged):
         assert not bad, (base.name, bad)
         assert all((base.src / f).is_file() for f in base.must_parse), base.name
         assert any(f.endswith("metadata") for f in base.must_parse), base.name
+
+
+# cases the `reliability` profile recorded (fuzzprofiles.FOUND), replayed in every run
+globals().update(found_case_twins(globals()))

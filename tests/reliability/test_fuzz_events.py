@@ -30,7 +30,7 @@ import evmutate
 import orjson
 import pytest
 from click.testing import CliRunner
-from fuzzprofiles import fuzz_settings
+from fuzzprofiles import found_case_twins, fuzz_settings
 from hypothesis import given, note
 from hypothesis import strategies as st
 
@@ -295,3 +295,7 @@ def test_unreadable_inputs_are_one_line_errors(tmp_path, what):
     r = result["r"]
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exc_info
     assert r.exit_code == 1 and len(r.stderr.strip().splitlines()) == 1, (r.exit_code, r.stderr)
+
+
+# cases the `reliability` profile recorded (fuzzprofiles.FOUND), replayed in every run
+globals().update(found_case_twins(globals()))

@@ -5,7 +5,6 @@ back, followed by ``ReplayBackend`` while they appear, and event logs read from 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -51,18 +50,28 @@ def test_replay_follows_new_segments_on_s3(s3):
     backend = ReplayBackend(url, speed=0, follow=True, poll_s=0.1)  # nothing there yet
     assert backend.plan.queries == ()
     got: list[object] = []
-    backend.start(got.append)
+    arrived = threading.Condition()
+
+    def emit(obj: object) -> None:
+        with arrived:
+            got.append(obj)
+            arrived.notify_all()
+
+    def delivered(batch_id: int) -> bool:
+        return any(isinstance(o, QueryProgress) and o.batch_id == batch_id for o in got)
+
+    backend.start(emit)
     try:
-        rec = SegmentRecorder(url, segment_seconds=0.2)
+        rec = SegmentRecorder(url, segment_seconds=60)  # segments stored by flush() only
         rec.write(QueryStarted("q", "r", "2026-11-20T21:57:00.000Z", name="remote_bronze"))
         for i in range(3):
             rec.write(_progress(i))
-            time.sleep(0.4)  # one segment per event: the follower must see them arrive
+            rec.flush()  # one segment object per event …
+            with arrived:  # … and the follower delivers it before the next one exists
+                assert arrived.wait_for(lambda i=i: delivered(i), 120), f"the follower never delivered batch {i}"
+            assert not delivered(i + 1)
         rec.close()
         assert len(_keys(s3, "job2/")) >= 3
-        deadline = time.monotonic() + 15
-        while sum(isinstance(o, QueryProgress) for o in got) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
     finally:
         backend.stop()
     assert [o.batch_id for o in got if isinstance(o, QueryProgress)] == [0, 1, 2]
@@ -99,9 +108,24 @@ def test_missing_bucket_or_object_is_one_clear_error(s3):
     assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
 
 
+class _CountedStop(threading.Event):
+    """A stop event that counts the follower's waits between looks (one per empty listing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looks = 0
+        self.looked = threading.Condition()
+
+    def wait(self, timeout=None):
+        with self.looked:
+            self.looks += 1
+            self.looked.notify_all()
+        return super().wait(timeout)
+
+
 def test_follow_waits_for_a_recording_that_does_not_exist_yet(s3):
     url = "s3://events/job3/events.jsonl"
-    stop = threading.Event()
+    stop = _CountedStop()
     seen: list[int] = []
 
     def follow() -> None:
@@ -111,12 +135,13 @@ def test_follow_waits_for_a_recording_that_does_not_exist_yet(s3):
 
     t = threading.Thread(target=follow, daemon=True)
     t.start()
-    time.sleep(0.3)
+    with stop.looked:  # the follower listed the empty prefix twice and kept following
+        assert stop.looked.wait_for(lambda: stop.looks >= 2, 60), "the follower never polled"
     assert seen == [] and t.is_alive()
     with SegmentRecorder(url) as rec:
         rec.write(_progress(41))
-    t.join(15)
-    assert seen == [41]
+    t.join(60)
+    assert seen == [41] and not t.is_alive()
 
 
 def test_events_cli_summarises_a_recording_in_a_bucket(s3):

@@ -1,0 +1,124 @@
+"""README's tables of codes against the code: every finding code the checkpoint reader can
+emit is in the Findings table with its severity (and nothing else is), the ``--check`` table
+matches ``ExitCode``, and the ``streamwatch log`` table matches its constants and ``--help``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def _table_after(heading: str) -> list[list[str]]:
+    """Rows (cells, stripped) of the first Markdown table after ``heading``."""
+    at = README.index(heading)
+    rows = []
+    for line in README[at:].splitlines()[1:]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not set("".join(cells)) <= set("-: "):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows[1:]  # without the header row
+
+
+def _emitted_findings() -> dict[str, set[str]]:
+    """code → severities, from every ``Finding(severity, code, …)`` call in streamwatch/
+    (a severity that is not a literal is recorded as ``?``)."""
+    out: dict[str, set[str]] = {}
+    for path in (ROOT / "streamwatch").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding" and len(node.args) >= 2:
+                sev, code = node.args[0], node.args[1]
+                assert isinstance(code, ast.Constant), f"{path}:{node.lineno}: a finding code must be a literal"
+                out.setdefault(code.value, set()).add(sev.value if isinstance(sev, ast.Constant) else "?")
+    return out
+
+
+def _finding_tables() -> list[list[str]]:
+    """Rows of every README table headed ``| code | severity | meaning |``."""
+    rows: list[list[str]] = []
+    at = README.find("| code | severity | meaning |")
+    while at >= 0:
+        rows += _table_after_index(at)
+        at = README.find("| code | severity | meaning |", at + 1)
+    return rows
+
+
+def _table_after_index(at: int) -> list[list[str]]:
+    rows = []
+    for line in README[at:].splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not set("".join(cells)) <= set("-: "):
+                rows.append(cells)
+        else:
+            break
+    return rows[1:]
+
+
+def _documented_findings() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for cells in _finding_tables():
+        codes = re.findall(r"`([a-z0-9-]+)`", cells[0])
+        severities = cells[1].split("/")
+        assert codes and set(severities) <= {"info", "warning", "error"}, cells
+        if len(codes) == len(severities) and len(codes) > 1:  # `a`, `b` | warning/info: one each
+            for code, sev in zip(codes, severities):
+                out.setdefault(code, set()).add(sev)
+        else:
+            for code in codes:
+                out.setdefault(code, set()).update(severities)
+    return out
+
+
+def test_every_emitted_finding_code_is_documented_and_every_documented_one_is_emitted():
+    emitted, documented = _emitted_findings(), _documented_findings()
+    assert len(emitted) >= 25
+    assert set(emitted) - set(documented) == set(), "codes the README's Findings table lacks"
+    assert set(documented) - set(emitted) == set(), "documented codes nothing emits"
+
+
+def test_documented_severities_are_the_emitted_ones():
+    emitted, documented = _emitted_findings(), _documented_findings()
+    for code, sevs in emitted.items():
+        literal = sevs - {"?"}
+        assert literal <= documented[code], f"{code}: emitted as {sorted(sevs)}, README says {sorted(documented[code])}"
+        if "?" not in sevs:
+            assert documented[code] == literal, f"{code}: README says {sorted(documented[code])}, emitted {sorted(sevs)}"
+
+
+def test_the_conf_drift_severities_are_the_restart_confs_ones():
+    from streamwatch.checkpoint.health import RESTART_CONFS
+
+    assert set(RESTART_CONFS.values()) == _documented_findings()["conf-drift"]
+
+
+def test_check_exit_table_is_the_exit_code_enum():
+    from streamwatch.cli.inspect_cmd import ExitCode
+
+    rows = _table_after("### `--check` exit codes")
+    assert {int(r[0]): r[1].strip("`") for r in rows} == {int(c): c.name for c in ExitCode}
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[`,.;]", " ", text.lower()).split())
+
+
+def test_log_exit_table_matches_the_constants_and_the_help():
+    from streamwatch.cli import log_cmd, main
+
+    rows = {int(r[0]): r[1] for r in _table_after("## Headless logging")}
+    from streamwatch.errors import ExitCode
+
+    constants = {v: k for k, v in vars(log_cmd).items() if k.startswith("EXIT_") and isinstance(v, int)}
+    assert set(rows) == (set(constants) or {int(c) for c in ExitCode}) == {0, 1, 2, 3, 4}
+    help_text = CliRunner().invoke(main, ["log", "--help"], terminal_width=200).output
+    listed = dict(re.findall(r"^\s+([0-4])\s{2,}(.+)$", help_text.split("Exit codes:")[1], re.M))
+    assert {int(k): _words(v) for k, v in listed.items()} == {k: _words(v) for k, v in rows.items()}
