@@ -29,7 +29,7 @@ from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
+from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
@@ -168,7 +168,8 @@ class StreamwatchApp(App[None]):
         timelines: dict[str, tuple] = {}
         for q in self.plan.queries:
             try:
-                cp = read_checkpoint(q.checkpoint)
+                # the sink folder comes from the pipeline definition, never guessed from names
+                cp = read_checkpoint(q.checkpoint, sink=q.table or None)
                 cps[q.query_name] = cp
                 timelines[q.query_name] = timeline_of(cp)
             except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
@@ -233,6 +234,10 @@ class StreamwatchApp(App[None]):
                     msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
                     self.set_status(msg, "error")
                     self.notify(msg, severity="error", timeout=10)
+        elif isinstance(obj, (QueryQueued, QueryNotRun)):
+            row = m.board.apply_plan(obj)
+            m.log(event_line(obj, row.name))
+            self.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
         elif isinstance(obj, LandedFile):
             m.add_landed(obj)
             m.log(event_line(obj, ""))

@@ -18,7 +18,7 @@ from streamwatch.analysis.journeys import backlog
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RuntimeNotice
+from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
 from streamwatch.tui.messages import ResultsRead
 from streamwatch.tui.views.table import SyncTable
 
@@ -41,10 +41,15 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
     if isinstance(obj, QueryIdle):
         return fmt.clock(obj.timestamp_ms, millis=True), "idle", query, "no new data"
     if isinstance(obj, QueryTerminated):
-        what = f"failed: {one_line(obj.exception)}" if obj.failed else "stopped"
+        what = f"failed: {one_line(obj.exception)}" if obj.failed else fmt.stopped(obj.exception)
         return fmt.clock(obj.timestamp_ms, millis=True), "terminated", query, what
     if isinstance(obj, Event):
         return fmt.clock(obj.timestamp_ms, millis=True), obj.kind, query, ""
+    if isinstance(obj, QueryQueued):
+        waits = ", ".join(obj.waiting_for)
+        return "", "queued", obj.query_name, f"waits for {waits}" if waits else f"queued ({obj.trigger})"
+    if isinstance(obj, QueryNotRun):
+        return "", "not run", obj.query_name, obj.reason
     if isinstance(obj, LandedFile):
         return fmt.clock(obj.landed_at_ms, millis=True), "landed", obj.source, f"{obj.name} ({fmt.size(obj.size_bytes)})"
     if isinstance(obj, RuntimeNotice):
