@@ -9,7 +9,7 @@ import asyncio
 from streamwatch.model.events import QueryStarted, QueryTerminated
 from streamwatch.model.runtime import QueryNotRun, QueryPlan, QueryQueued, RunPlan, SessionInfo
 
-from conftest import NOW_MS, ControlledBackend, load_recording, settle, wait_for
+from conftest import NOW_MS, ControlledBackend, landed_files, load_recording, settle, wait_for
 
 STOP_EXCEPTION = ("org.apache.spark.SparkException: [TASK_WRITE_FAILED] Task failed while writing rows to "
                   "file:/ws/tables/flights/silver.\n\tat org.apache.spark.sql.errors.QueryExecutionErrors")
@@ -141,3 +141,48 @@ def test_header_shows_local_cores(make_app):
 
     run(app, scenario)
 
+
+
+def test_selecting_a_landed_file_shows_its_journey(tmp_path, unchanged):
+    """enter on a landed file follows it through the layers (``file_journey`` in a worker,
+    the lines ``streamwatch lineage`` prints); a file no query read says so."""
+    from streamwatch.tui.app import StreamwatchApp
+
+    cps, tables, landing = tmp_path / "checkpoints", tmp_path / "tables", tmp_path / "landing" / "flights"
+    plan = RunPlan("flights", "test", (
+        QueryPlan("flights_bronze", "bronze", str(cps / "bronze"), str(tables / "bronze"), landing=(str(landing),)),
+        QueryPlan("flights_silver", "silver", str(cps / "silver"), str(tables / "silver"), upstream=("flights_bronze",)),
+    ), (("flights", str(landing)),), "availableNow")
+    cp = cps / "bronze"
+    (cp / "offsets").mkdir(parents=True)
+    (cp / "commits").mkdir()
+    (cp / "sources" / "0").mkdir(parents=True)
+    (cp / "metadata").write_text('{"id":"0b0b0b0b-0000-4000-8000-000000000001"}\n')
+    (cp / "offsets" / "0").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261601000,"conf":{}}\n'
+                                      '{"logOffset":0}\n')
+    (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+    (cp / "sources" / "0" / "0").write_text(
+        'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
+    unchanged(cp)
+    app = StreamwatchApp(ControlledBackend(plan, [*landed_files(tmp_path, 2), *load_recording()]),
+                         checkpoint_refresh_s=0, clock=lambda: NOW_MS, watch_landing=False)
+
+    async def scenario(pilot):
+        await pilot.press("4")
+        table = app.query_one("#landing-table")
+        await wait_for(pilot, lambda: table.row_count == 2, "landed files")
+        box = app.query_one("#journey")
+        assert not box.display
+        table.focus()
+        table.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: box.display, "the journey")
+        lines = str(box.render()).splitlines()
+        assert lines[0].startswith("flights-00000.csv  (pipeline flights, landing ")
+        assert "flights_bronze" in lines[1] and "batch 0 planned 2026-01-01 10:00:01.000Z, committed" in lines[1]
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: str(box.render()).startswith("flights-00001.csv: "), "the second file")
+        assert "not processed" in str(box.render()) and "batch 0" not in str(box.render())
+
+    run(app, scenario)

@@ -19,7 +19,7 @@ from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
-from streamwatch.tui.messages import ResultsRead
+from streamwatch.tui.messages import JourneyRead, ResultsRead
 from streamwatch.tui.views.table import SyncTable
 
 LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
@@ -58,15 +58,29 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
 
 
 class LandingView(Vertical):
-    """Landed files (newest last, followed) and the backlog per source."""
+    """Landed files (newest last, followed), the backlog per source and — once a file is
+    selected (enter) — its journey through every layer."""
 
-    DEFAULT_CSS = "LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; }"
+    DEFAULT_CSS = ("LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; } "
+                   "#journey { max-height: 12; border-top: solid $primary-background; }")
     model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
     needle: reactive[str] = reactive("", repaint=False, init=False)
 
     def compose(self) -> ComposeResult:
         yield Static("backlog: -", id="backlog")
         yield SyncTable(LANDING_COLUMNS, id="landing-table")
+        journey = Static("", id="journey")
+        journey.display = False
+        yield journey
+
+    def show_journey(self, message: JourneyRead) -> None:
+        """Show a selected file's journey (or why it cannot be followed) under the table."""
+        box = self.query_one("#journey", Static)
+        if message.error:
+            box.update(Text(f"{message.path.rsplit('/', 1)[-1]}: {message.error}", style="yellow"))
+        else:
+            box.update(Text("\n".join(message.lines)))
+        box.display = True
 
     def show(self, model: DashboardModel) -> None:
         self.model = model
