@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
+from streamwatch.model.runtime import QueryNotRun, QueryQueued
 
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
 OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
@@ -65,8 +66,11 @@ def sample_of(p: QueryProgress) -> Sample:
 
 @dataclass
 class QueryRow:
-    """The latest facts about one query: ``status`` is starting, active, idle, stopped or
-    failed; rates are rows/s; ``batch_duration_ms`` is ms; ``last_progress_ms`` the epoch ms
+    """The latest facts about one query: ``status`` is starting, queued (waiting for its
+    upstream queries under ``availableNow``/``once``), not run, active, idle, stopped or
+    failed; ``note`` says why a query is queued or not run (one line); ``stop_requested``
+    marks a run that ended because it was asked to stop (an ``exception`` is then detail of
+    the stop, not a failure); rates are rows/s; ``batch_duration_ms`` is ms; ``last_progress_ms`` the epoch ms
     of the latest progress event; ``history`` the bounded chart samples (oldest dropped)."""
 
     name: str
@@ -84,6 +88,8 @@ class QueryRow:
     exception: str | None = None
     error_class: str | None = None
     failed_batch_id: int | None = None
+    note: str | None = None
+    stop_requested: bool = False
     last_progress: QueryProgress | None = None
     last_event_ms: int | None = None
     progress_count: int = 0
@@ -118,6 +124,22 @@ class QueryBoard:
             self.rows[name] = self._new(name)
         return self.rows[name]
 
+    def apply_plan(self, obj: QueryQueued | QueryNotRun) -> QueryRow:
+        """Fold a runner's :class:`QueryQueued`/:class:`QueryNotRun` (keyed by query name:
+        Spark has no id for a query that has not started); the next ``QueryStarted`` for the
+        name makes it active."""
+        name = obj.query_name
+        if name not in self.rows:
+            self.rows[name] = self._new(name)
+        row = self.rows[name]
+        if isinstance(obj, QueryQueued):
+            row.status = "queued"
+            row.note = "waits for " + ", ".join(obj.waiting_for) if obj.waiting_for else "queued"
+        else:
+            row.status = "not run"
+            row.note = obj.reason
+        return row
+
     def apply(self, event: Event) -> QueryRow | None:
         row = self._row(event, getattr(event, "name", None))
         if row is None:
@@ -131,6 +153,8 @@ class QueryBoard:
             row.exception = None
             row.error_class = None
             row.failed_batch_id = None
+            row.note = None
+            row.stop_requested = False
         elif isinstance(event, QueryProgress):
             row.status = "active" if event.num_input_rows or row.status != "idle" else "idle"
             row.batch_id = event.batch_id
@@ -150,6 +174,7 @@ class QueryBoard:
             row.status = "failed" if event.failed else "stopped"
             row.exception = event.exception
             row.error_class = event.error_class
+            row.stop_requested = event.stop_requested
             if event.failed:
                 # the batch that failed is the one after the last finished one
                 row.failed_batch_id = 0 if row.batch_id is None else row.batch_id + 1

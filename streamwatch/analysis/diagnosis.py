@@ -58,6 +58,8 @@ def diagnose(
         return Diagnosis("failed", f"failed{batch}: {first[0] if first else 'unknown error'}")
     if row.status == "stopped":
         return Diagnosis("stopped", "stopped")
+    if row.status in ("queued", "not run"):
+        return Diagnosis("waiting" if row.status == "queued" else "stopped", row.note or row.status)
     if head is not None and head.offsets_batch is not None and (
         head.commit_batch is None or head.offsets_batch > head.commit_batch
     ) and head.offsets_timestamp_ms is not None and row.status in ("active", "idle", "starting"):

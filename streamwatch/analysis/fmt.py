@@ -58,7 +58,8 @@ def duration(ms: int | None) -> str:
 
 
 def session_line(info: SessionInfo | RecordedSession | None, replay: bool = False) -> str:
-    """The dashboard's header line: the live session (Spark version, master, executors, UI URL,
+    """The dashboard's header line: the live session (Spark version, ``local[N cores]`` or the
+    cluster master with its executor count, UI URL,
     table format) or, in a replay, the application the file came from."""
     if isinstance(info, RecordedSession):
         what = "recording" if info.source == "listener" else "Spark event log"
@@ -72,6 +73,12 @@ def session_line(info: SessionInfo | RecordedSession | None, replay: bool = Fals
     if info is None:
         return "Replay: reading…" if replay else "Spark: starting…"
     ui = info.ui_url or "off"
-    executors = "" if info.executors is None else f" ({info.executors} executor{'s' * (info.executors != 1)})"
-    return (f"Spark {info.spark_version} on {info.master}{executors} · UI {ui} · tables: {info.table_format} "
+    return (f"Spark {info.spark_version} on {info.master_description} · UI {ui} · tables: {info.table_format} "
             f"({info.table_format_reason})")
+
+
+def stopped(exception: str | None) -> str:
+    """How a stopped query's end reads: ``stopped``, or — when Spark still reported an
+    exception our own stop caused — ``stopped (Spark reported: <its first line>)``."""
+    first = (exception or "").strip().splitlines()[:1]
+    return f"stopped (Spark reported: {first[0]})" if first else "stopped"

@@ -4,11 +4,11 @@ workspace's checkpoints and sink logs (no JVM, read-only)."""
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from streamwatch.analysis.lineage_text import journey_lines
 from streamwatch.errors import ExitCode
 
 EXIT_NOT_READ, EXIT_USAGE, EXIT_UNREADABLE = ExitCode.WARNINGS, ExitCode.USAGE, ExitCode.UNREADABLE
@@ -25,18 +25,6 @@ yet), 2 usage (unknown pipeline), 4 the workspace cannot be read.
 """
 
 SCHEMA = "streamwatch.lineage/1"
-
-
-def _t(ms: int | None) -> str:
-    if ms is None:
-        return "?"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
-
-
-def _dur(ms: int | None) -> str:
-    if ms is None:
-        return "?"
-    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60_000:.1f} min"
 
 
 def _pipelines_for(file: str, root: Path, pipeline: str | None) -> list[str]:
@@ -79,28 +67,8 @@ def _doc(journey) -> dict:
 
 
 def _print(journey, echo) -> None:
-    name = Path(journey.file).name
-    echo(f"{name}  (pipeline {journey.pipeline}, landing {journey.source}, landed {_t(journey.landed_ms)})")
-    for s in journey.steps:
-        src = ", ".join(s.upstream) if s.upstream else "landing"
-        if not s.hops:
-            if s.note:
-                echo(f"  {s.query_name:<24} ← {src}: {s.note}")
-            continue
-        for h in s.hops:
-            after = None if h.done_ms is None or journey.landed_ms is None else h.done_ms - journey.landed_ms
-            wrote = (f"wrote {len(h.wrote)} file{'s' * (len(h.wrote) != 1)}" if h.wrote
-                     else "memory sink" if not s.table else "wrote nothing")
-            rows = f", {h.rows} rows of this file" if h.rows is not None else ""
-            state = "committed" if h.committed else "IN FLIGHT (not committed)"
-            echo(f"  {s.query_name:<24} ← {src}: batch {h.batch_id} planned {_t(h.planned_ms)}, {state}, "
-                 f"read {len(h.read)}, {wrote}{rows} (+{_dur(after)})")
-        if s.note:
-            echo(f"  {'':<24}   {s.note}")
-    last = journey.last_step
-    if last is not None:
-        echo(f"end to end: {_dur(journey.latency_ms)} (landed → {last.query_name} "
-             f"batch {max(h.batch_id for h in last.hops)})")
+    for line in journey_lines(journey):
+        echo(line)
 
 
 @click.command("lineage", epilog=EPILOG)

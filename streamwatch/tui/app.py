@@ -29,15 +29,15 @@ from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
+from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
 from streamwatch.tui.help import HelpScreen
-from streamwatch.tui.messages import CheckpointsRead, ControlDone, ResultsRead, Wake
+from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.screen import DashboardScreen
 from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
-from streamwatch.tui.views.feeds import ResultsView, event_line
+from streamwatch.tui.views.feeds import LandingView, ResultsView, event_line
 from streamwatch.tui.views.queries import QueriesView
 
 
@@ -168,7 +168,8 @@ class StreamwatchApp(App[None]):
         timelines: dict[str, tuple] = {}
         for q in self.plan.queries:
             try:
-                cp = read_checkpoint(q.checkpoint)
+                # the sink folder comes from the pipeline definition, never guessed from names
+                cp = read_checkpoint(q.checkpoint, sink=q.table or None)
                 cps[q.query_name] = cp
                 timelines[q.query_name] = timeline_of(cp)
             except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
@@ -233,6 +234,10 @@ class StreamwatchApp(App[None]):
                     msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
                     self.set_status(msg, "error")
                     self.notify(msg, severity="error", timeout=10)
+        elif isinstance(obj, (QueryQueued, QueryNotRun)):
+            row = m.board.apply_plan(obj)
+            m.log(event_line(obj, row.name))
+            self.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
         elif isinstance(obj, LandedFile):
             m.add_landed(obj)
             m.log(event_line(obj, ""))
@@ -259,6 +264,30 @@ class StreamwatchApp(App[None]):
             self.set_status(f"cannot follow landed files: {e}", "warning")
         if not self.paused:
             self.render_now()
+
+    # -- a landed file's journey -------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="journey")
+    def read_journey(self, path: str) -> None:
+        """Follow one landed file through every layer (read-only) and post :class:`JourneyRead`."""
+        from streamwatch.analysis.lineage import LineageError, file_journey
+        from streamwatch.analysis.lineage_text import journey_lines
+
+        try:
+            self.post_message(JourneyRead(path, journey_lines(file_journey(self.plan, path, rows=True))))
+        except LineageError as e:
+            self.post_message(JourneyRead(path, [], one_line(e)))
+        except Exception as e:  # unreadable table or checkpoint: say so, never crash
+            self.post_message(JourneyRead(path, [], f"cannot follow: {one_line(e)}"))
+
+    def on_journey_read(self, message: JourneyRead) -> None:
+        if self.dashboard.drawable:
+            view = self.dashboard.query_one("#landing-view", LandingView)
+            self.dashboard.draw(lambda: view.show_journey(message), "the journey")
+
+    @on(DataTable.RowSelected, "#landing-table")
+    def _landed_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key is not None and event.row_key.value:
+            self.read_journey(str(event.row_key.value).rsplit("@", 1)[0])
 
     # -- results -------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="results")

@@ -30,6 +30,17 @@ class CheckpointsRead(Message):
         return isinstance(message, CheckpointsRead)
 
 
+class JourneyRead(Message):
+    """One landed file's journey through every layer (``lines``, as ``streamwatch lineage``
+    prints them) or why it cannot be followed (``error``, one line)."""
+
+    def __init__(self, path: str, lines: list[str], error: str | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.lines = lines
+        self.error = error
+
+
 class ResultsRead(Message):
     """Current rows of a query's table: column names, rows (tuples of text), or an error."""
 

@@ -4,6 +4,7 @@ batch (its offsets and the files it consumed). Read-only, through ``streamwatch.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -28,6 +29,15 @@ def timeline_of(cp: Checkpoint) -> tuple[BatchRow, ...]:
     return tuple(batch_timeline(cp))
 
 
+def _sink_cell(entry: Any, sink: str | None) -> str:
+    """The sink column: ``memory`` for the memory sink (it keeps no log), else the sink log's
+    entry mark followed by the table's name."""
+    if sink == "memory":
+        return "memory"
+    mark = _mark(entry)
+    return f"{mark} {sink}" if sink and entry is not None else mark
+
+
 def _mark(v: Any) -> str:
     if v is None:
         return "-"
@@ -36,6 +46,19 @@ def _mark(v: Any) -> str:
     if v is False:
         return "✗"
     return str(v)
+
+
+def sink_name(model: DashboardModel, query: str) -> str | None:
+    """The query's sink as the pipeline definition names it: the table folder's name
+    (flights' ``enriched`` → ``flights_weather``), ``memory`` for Spark's memory sink, None
+    for a query the plan does not know."""
+    try:
+        q = model.plan.query(query)
+    except KeyError:
+        return None
+    if q.sink == "memory":
+        return "memory"
+    return Path(q.table).name if q.table else None
 
 
 def batch_of_finding(finding: Any) -> int | None:
@@ -90,9 +113,10 @@ class CheckpointView(Vertical):
             table.sync([])
             return
         findings = tuple(getattr(cp, "findings", ()) or ())
+        sink = sink_name(model, query)
         t = Text()
         t.append(query, style="bold")
-        t.append(f"  query id {cp.query_id or '-'} · offsets {fmt.count(cp.latest_batch_id)} · "
+        t.append(f"  sink {sink or '-'} · query id {cp.query_id or '-'} · offsets {fmt.count(cp.latest_batch_id)} · "
                  f"commits {fmt.count(cp.last_committed_batch_id)} · {len(findings)} finding(s)")
         head.update(t)
         ft = Text()
@@ -114,7 +138,7 @@ class CheckpointView(Vertical):
             f = by_batch.get(r.batch_id)
             style = SEVERITY_STYLE.get(str(getattr(f, "severity", "")), "") if f else ""
             cells = [str(r.batch_id), _mark(r.has_offsets), _mark(r.has_commit), _mark(r.state_version),
-                     _mark(r.sink_entry), fmt.stamp(r.watermark_ms) if r.watermark_ms else "-",
+                     _sink_cell(r.sink_entry, sink), fmt.stamp(r.watermark_ms) if r.watermark_ms else "-",
                      fmt.stamp(r.timestamp_ms), str(getattr(f, "code", "")) if f else ""]
             if needle and needle not in " ".join(cells).lower():
                 continue

@@ -1,5 +1,6 @@
 """Query detail: rates, stacked batch duration, watermark gap, state operators, sources,
-sink, and — for a failed query — the exception and the failing batch."""
+sink, and — for a failed query — the exception and the failing batch (for a query stopped on
+request, the exception Spark still reported, marked as a stop)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ class DetailView(VerticalScroll):
         t.append(f"\nbatch {fmt.count(row.batch_id)} · trigger {trigger} · output mode {mode} · "
                  f"{fmt.count(row.progress_count)} progress updates (kept {len(row.history):,}) · "
                  f"rows in {fmt.count(row.total_input_rows)} · out {fmt.count(row.total_output_rows)}")
+        if row.note:
+            t.append(f"\n{row.status}: {row.note}", style="cyan" if row.status == "queued" else "yellow")
         if row.query_id:
             t.append(f"\nid {row.query_id} · run {row.run_id}", style="dim")
         head.update(t)
@@ -76,6 +79,9 @@ class DetailView(VerticalScroll):
             batch = f"failing batch {row.failed_batch_id}" if row.failed_batch_id is not None else "failed"
             cls = f" [{row.error_class}]" if row.error_class else ""
             failure.update(Text(f"{batch}{cls}\n{(row.exception or '').strip()[:2000]}"))
+            failure.display = True
+        elif row.status == "stopped" and row.stop_requested and row.exception:
+            failure.update(Text(fmt.stopped(row.exception), style="yellow"))
             failure.display = True
         else:
             failure.update("")

@@ -18,8 +18,8 @@ from streamwatch.analysis.journeys import backlog
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RuntimeNotice
-from streamwatch.tui.messages import ResultsRead
+from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
+from streamwatch.tui.messages import JourneyRead, ResultsRead
 from streamwatch.tui.views.table import SyncTable
 
 LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
@@ -41,10 +41,15 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
     if isinstance(obj, QueryIdle):
         return fmt.clock(obj.timestamp_ms, millis=True), "idle", query, "no new data"
     if isinstance(obj, QueryTerminated):
-        what = f"failed: {one_line(obj.exception)}" if obj.failed else "stopped"
+        what = f"failed: {one_line(obj.exception)}" if obj.failed else fmt.stopped(obj.exception)
         return fmt.clock(obj.timestamp_ms, millis=True), "terminated", query, what
     if isinstance(obj, Event):
         return fmt.clock(obj.timestamp_ms, millis=True), obj.kind, query, ""
+    if isinstance(obj, QueryQueued):
+        waits = ", ".join(obj.waiting_for)
+        return "", "queued", obj.query_name, f"waits for {waits}" if waits else f"queued ({obj.trigger})"
+    if isinstance(obj, QueryNotRun):
+        return "", "not run", obj.query_name, obj.reason
     if isinstance(obj, LandedFile):
         return fmt.clock(obj.landed_at_ms, millis=True), "landed", obj.source, f"{obj.name} ({fmt.size(obj.size_bytes)})"
     if isinstance(obj, RuntimeNotice):
@@ -53,15 +58,29 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
 
 
 class LandingView(Vertical):
-    """Landed files (newest last, followed) and the backlog per source."""
+    """Landed files (newest last, followed), the backlog per source and — once a file is
+    selected (enter) — its journey through every layer."""
 
-    DEFAULT_CSS = "LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; }"
+    DEFAULT_CSS = ("LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; } "
+                   "#journey { max-height: 12; border-top: solid $primary-background; }")
     model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
     needle: reactive[str] = reactive("", repaint=False, init=False)
 
     def compose(self) -> ComposeResult:
         yield Static("backlog: -", id="backlog")
         yield SyncTable(LANDING_COLUMNS, id="landing-table")
+        journey = Static("", id="journey")
+        journey.display = False
+        yield journey
+
+    def show_journey(self, message: JourneyRead) -> None:
+        """Show a selected file's journey (or why it cannot be followed) under the table."""
+        box = self.query_one("#journey", Static)
+        if message.error:
+            box.update(Text(f"{message.path.rsplit('/', 1)[-1]}: {message.error}", style="yellow"))
+        else:
+            box.update(Text("\n".join(message.lines)))
+        box.display = True
 
     def show(self, model: DashboardModel) -> None:
         self.model = model

@@ -16,7 +16,8 @@ from streamwatch.tui.views.table import SyncTable
 QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
                  "backlog", "watermark", "trigger", "mode", "rows")
 DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
-STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green"}
+STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green", "queued": "cyan",
+                "not run": "yellow"}
 
 
 class QueriesView(SyncTable):
