@@ -248,21 +248,28 @@ __all__ = ["GrowthPoint", "OperatorGrowth", "RestartCost", "StateReadError", "au
 
 
 AUDIT_BUDGET_BYTES = 256 * 1024**2
+#: Without measured sizes (``inspect`` without ``--sizes``) the budget is a file count, so a
+#: production-sized checkpoint (tens of thousands of state files) keeps a fast summary.
+AUDIT_BUDGET_FILES = 5_000
 
 
 def with_audit_findings(cp, path: str, storage_options: dict | None = None):
     """``cp`` (a :class:`~streamwatch.model.checkpoint.Checkpoint`) with the audit's findings
     appended — the hook ``streamwatch inspect`` calls. Never raises: a failure is a
-    ``state-audit-unreadable`` finding; state over :data:`AUDIT_BUDGET_BYTES` is skipped
+    ``state-audit-unreadable`` finding; state over :data:`AUDIT_BUDGET_BYTES` (or, sizes unmeasured, over
+    :data:`AUDIT_BUDGET_FILES` files) is skipped
     with a ``state-audit-skipped`` info finding."""
     from dataclasses import replace
 
     if not any(op.partitions for op in cp.state):
         return cp
-    total = sum(op.bytes or 0 for op in cp.state)  # None: sizes unknown (no state files listed)
-    if total > AUDIT_BUDGET_BYTES:
+    sized = all(op.bytes is not None for op in cp.state)  # None: inspect did not measure sizes
+    total = sum(op.bytes or 0 for op in cp.state)
+    files = sum(p.files for op in cp.state for p in op.partitions)
+    if (total > AUDIT_BUDGET_BYTES) if sized else (files > AUDIT_BUDGET_FILES):
+        size = f"{_gib(total)} of state files" if sized else f"{files} state files"
         extra = [Finding("info", "state-audit-skipped",
-                         f"state growth not audited: {_gib(total)} of state files (run `streamwatch state` on one operator)",
+                         f"state growth not audited: {size} (run `streamwatch state` on one operator)",
                          cp.state[0].path)]
     else:
         try:

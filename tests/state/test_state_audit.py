@@ -52,3 +52,20 @@ def test_inspect_reports_the_audit(state_cps, unchanged):
         assert code in {f["code"] for f in doc["findings"]}, doc["findings"]
     result = CliRunner().invoke(main, ["inspect", str(state_cps["growing"]), "--check"])
     assert result.exit_code == 1  # the growing state is a warning
+
+
+def test_inspect_skips_the_audit_over_the_file_budget_without_sizes(state_cps, unchanged, monkeypatch):
+    """Without ``--sizes`` the inspector does not measure state bytes; the audit's budget is
+    then the number of state files, so a production-sized checkpoint keeps a fast summary."""
+    import streamwatch.state.audit as audit
+
+    cp = unchanged(state_cps["growing"])
+    monkeypatch.setattr(audit, "AUDIT_BUDGET_FILES", 1)
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(cp), "--json"]).stdout)
+    codes = {f["code"] for f in doc["findings"]}
+    assert "state-audit-skipped" in codes and "state-growing" not in codes
+    (skipped,) = [f for f in doc["findings"] if f["code"] == "state-audit-skipped"]
+    assert skipped["message"].startswith("state growth not audited: ") and " state files (run `streamwatch state`" in skipped["message"]
+    # with measured sizes the byte budget applies, and this small state is audited
+    doc = json.loads(CliRunner().invoke(main, ["inspect", str(cp), "--json", "--sizes"]).stdout)
+    assert "state-growing" in {f["code"] for f in doc["findings"]}
