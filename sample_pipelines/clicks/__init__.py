@@ -79,7 +79,8 @@ def pipeline() -> Pipeline:
         layers=(
             Layer("bronze", "bronze", "Kafka topic clicks → topic, partition, offset, timestamp, key, value",
                   bronze, source="kafka"),
-            Layer("silver", "silver", "JSON parsed, malformed clicks filtered", silver),
-            Layer("gold", "gold", "clicks per page per 5 min window (watermark 10 min, append)", gold),
+            Layer("silver", "silver", "JSON parsed, malformed clicks filtered", silver, upstream=("bronze",)),
+            Layer("gold", "gold", "clicks per page per 5 min window (watermark 10 min, append)", gold,
+                  upstream=("silver",)),
         ),
     )

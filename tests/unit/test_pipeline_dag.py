@@ -65,3 +65,17 @@ def test_master_description_says_cores_locally_and_executors_on_a_cluster():
     cluster = SessionInfo("4.2.0", "spark://h:7077", None, "parquet", "x", executors=2)
     assert cluster.master_description == "spark://h:7077 (2 executors)"
     assert SessionInfo("4.2.0", "local[2]", None, "parquet", "x").master_description == "local[2]"
+
+
+@pytest.mark.parametrize("module", ["flights", "orders", "events", "clicks"])
+def test_every_bundled_layer_that_reads_a_table_declares_its_upstream(module):
+    """A layer reading an upstream table without declaring it would start with its upstream
+    under availableNow and find nothing to read (the clicks pipeline once did)."""
+    import importlib
+
+    pipeline = importlib.import_module(f"sample_pipelines.{module}").pipeline()
+    for layer in pipeline.layers:
+        if layer.source == "table":
+            assert layer.upstream, f"{pipeline.name}.{layer.name} reads a table but declares no upstream layer"
+        else:
+            assert not layer.upstream, f"{pipeline.name}.{layer.name} reads {layer.source} yet declares upstream layers"
