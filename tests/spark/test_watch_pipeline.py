@@ -12,7 +12,7 @@ import pytest
 
 from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
 from streamwatch.analysis.session import CheckpointWatch
-from streamwatch.analysis.watch import CheckpointWatcher
+from streamwatch.analysis.watch import IDLE_FACTOR, CheckpointWatcher
 from streamwatch.events.reader import ReadReport, read_recording
 from streamwatch.model.events import QueryProgress
 
@@ -141,5 +141,8 @@ def test_a_killed_batch_is_stuck_and_a_finished_query_idle(watched_run, tmp_path
     assert not w.judge(planned + threshold - 1).stuck
     s = w.judge(planned + threshold + 1)
     assert s.stuck and s.in_flight_batch_id == last and not s.idle
-    done = bronze.judge(bronze.commit_at[bronze.last_commit_id] + max(2 * bronze.cadence_ms(), 100) + 1)
+    # idle past max(IDLE_FACTOR × cadence, two polls): the watcher's own floor (this watch polls
+    # every 0.25 s), which a fast machine's short cadence falls under
+    idle_after = max(IDLE_FACTOR * bronze.cadence_ms(), int(2 * bronze.poll_s * 1000))
+    done = bronze.judge(bronze.commit_at[bronze.last_commit_id] + idle_after + 1)
     assert done.idle and not done.stuck and done.in_flight_batch_id is None
