@@ -9,6 +9,7 @@ each batch idempotent) and ``commitInfo`` (``operation`` ``STREAMING UPDATE`` wi
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 
@@ -20,7 +21,7 @@ _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+)?(?:\.[0-9a-f-]+)?\.parquet$")
 
 
-def _int(v) -> int | None:
+def _int(v: Any) -> int | None:
     """``int(v)`` when it is a Java long, else None."""
     try:
         n = int(v)

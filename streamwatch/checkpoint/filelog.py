@@ -11,6 +11,7 @@ expected; ``.N.<uuid>.tmp`` files are writes in progress (or left by a crash).
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import orjson
 
@@ -70,19 +71,20 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n") + 1 if body.strip() else 0
 
 
-def _parse_lines(body: bytes) -> list | None:
+def _parse_lines(body: bytes) -> list[Any] | None:
     body = body.strip()
     if not body:
         return []
     if b"\n\n" in body or b"\r" in body:
         body = b"\n".join(ln for ln in body.splitlines() if ln.strip())
     try:
-        return orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
+        rows: list[Any] = orjson.loads(b"[" + body.replace(b"\n", b",") + b"]")
+        return rows
     except orjson.JSONDecodeError:
         return None
 
 
-def _entries(rows: list, kind: str, batch_id: int) -> list | None:
+def _entries(rows: list[Any], kind: str, batch_id: int) -> list[FileEntry] | list[SinkFileEntry] | None:
     """All rows as entries in one pass (the common case), or None when one is malformed."""
     try:
         if kind == "source":
@@ -114,7 +116,7 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
     latest = ids[-1] if ids else None
     start = compact_ids[-1] if compact_ids else (ids[0] if ids else 0)
     needed = [b for b in ids if b >= start]
-    parsed_entries: list = []
+    parsed_entries: list[FileEntry | SinkFileEntry] = []
     count = 0
     for b in needed:
         name, _size, _compact = batches[b]
@@ -143,14 +145,14 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
             count = len(parsed_entries)
             continue
         for r in rows:
-            e = _entry(r, kind, b)
-            if e is None:
+            entry = _entry(r, kind, b)
+            if entry is None:
                 findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: an entry lacks required fields", path))
                 break
-            parsed_entries.append(e)
+            parsed_entries.append(entry)
         count = len(parsed_entries)
     interval = detect_interval(compact_ids, latest)
-    common = dict(
+    common: dict[str, Any] = dict(
         path=folder,
         batch_ids=tuple(ids),
         compact_batch_ids=tuple(compact_ids),
@@ -172,18 +174,18 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
             )
         )
     if kind == "source":
-        return SourceLog(index=index, entries=tuple(parsed_entries), **common), findings
-    return SinkLog(entries=tuple(parsed_entries), **common), findings
+        return SourceLog(index=index, entries=tuple(cast(list[FileEntry], parsed_entries)), **common), findings
+    return SinkLog(entries=tuple(cast(list[SinkFileEntry], parsed_entries)), **common), findings
 
 
-def _try(line: bytes):
+def _try(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
 
 
-def _long(v) -> int:
+def _long(v: Any) -> int:
     """``int(v)`` within a Java long's range (ValueError beyond it, as Spark's JSON reader)."""
     n = int(v)
     if not -(1 << 63) <= n < (1 << 63):
@@ -191,7 +193,7 @@ def _long(v) -> int:
     return n
 
 
-def _entry(r, kind: str, batch_id: int):
+def _entry(r: Any, kind: str, batch_id: int) -> FileEntry | SinkFileEntry | None:
     if not isinstance(r, dict):
         return None
     try:

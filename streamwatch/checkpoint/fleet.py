@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.reader import CheckpointError, read_checkpoint
@@ -88,7 +89,7 @@ def _name(path: str) -> str | None:
     return None
 
 
-def read_fleet(raw_root: str, *, sizes: bool = True, storage_options: dict | None = None) -> list[FleetRow]:
+def read_fleet(raw_root: str, *, sizes: bool = True, storage_options: dict[str, Any] | None = None) -> list[FleetRow]:
     """Find and summarise every checkpoint under ``raw_root`` (local folder or fsspec URL),
     worst first (unreadable, errors, warnings, info, healthy; then by path). Raises
     :class:`CheckpointError` when ``raw_root`` itself is missing or not a folder."""

@@ -8,13 +8,19 @@ listing instead of an error.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import os
 import posixpath
 import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from streamwatch.errors import ExitCode, StreamwatchError
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 class StorageError(StreamwatchError):
@@ -80,7 +86,7 @@ class Storage:
         """:meth:`tree` of each path, :attr:`concurrency` listings at a time."""
         return self.map_concurrent(lambda p: self.tree(p, sizes), paths)
 
-    def map_concurrent(self, fn, items: list) -> list:
+    def map_concurrent(self, fn: Callable[[_T], _R], items: Sequence[_T]) -> builtins.list[_R]:
         """``[fn(i) for i in items]``, :attr:`concurrency` calls at a time."""
         if self.concurrency <= 1 or len(items) < 4:
             return [fn(i) for i in items]
@@ -98,12 +104,12 @@ class Storage:
     def read(self, path: str) -> bytes:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def names(self, path: str) -> list[str] | None:
+    def names(self, path: str) -> builtins.list[str] | None:
         """Entry names only (cheaper than ``list``); None when the folder is missing."""
         items = self.list(path)
         return None if items is None else [i.name for i in items]
 
-    def read_many(self, paths: list[str]) -> list[bytes | OSError]:
+    def read_many(self, paths: builtins.list[str]) -> builtins.list[bytes | OSError]:
         """Read several files; each result is the bytes or the OSError raised."""
         out: list[bytes | OSError] = []
         for p in paths:
@@ -124,13 +130,14 @@ class Storage:
         """Remember that ``path`` could not be listed or looked at (``reason``: one line)."""
         self.__dict__.setdefault("problems", []).append((path, reason))
 
-    def take_problems(self) -> list[tuple[str, str]]:
+    def take_problems(self) -> builtins.list[tuple[str, str]]:
         """(path, reason) of everything noted since the last call; the reader turns them
         into ``unreadable-file`` findings."""
-        return self.__dict__.pop("problems", [])
+        problems: builtins.list[tuple[str, str]] = self.__dict__.pop("problems", [])
+        return problems
 
 
-def _is_ancestor_link(entry: os.DirEntry, folder: str) -> bool:
+def _is_ancestor_link(entry: os.DirEntry[str], folder: str) -> bool:
     """Whether ``entry`` is a symlink to ``folder`` itself or to a folder containing it (a loop
     a recursive walk would follow for ever)."""
     target = os.path.realpath(entry.path)
@@ -211,7 +218,7 @@ class LocalStorage(Storage):
             return None
         return Tree(files, total, dirs)
 
-    def names(self, path: str) -> list[str] | None:
+    def names(self, path: str) -> builtins.list[str] | None:
         """Entry names of ``path``; None when it is missing, not a folder or cannot be listed
         (noted, see :meth:`list`)."""
         try:
@@ -269,7 +276,7 @@ class FsspecStorage(Storage):
 
     concurrency = 16
 
-    def __init__(self, fs) -> None:  # fs: fsspec.AbstractFileSystem
+    def __init__(self, fs: Any) -> None:  # fs: fsspec.AbstractFileSystem
         self.fs = fs
 
     def tree(self, path: str, sizes: bool = True) -> Tree | None:
@@ -317,9 +324,10 @@ class FsspecStorage(Storage):
 
     def read(self, path: str) -> bytes:
         with self.fs.open(path, "rb") as f:
-            return f.read()
+            data: bytes = f.read()
+            return data
 
-    def read_many(self, paths: list[str]) -> list[bytes | OSError]:
+    def read_many(self, paths: builtins.list[str]) -> builtins.list[bytes | OSError]:
         """Reads in parallel threads (remote stores are latency-bound)."""
         if len(paths) < 4:
             return super().read_many(paths)
@@ -362,11 +370,11 @@ def _reason(err: OSError) -> str:
     return err.strerror or str(err)
 
 
-def _accepts_refresh(fs) -> bool:
+def _accepts_refresh(fs: Any) -> bool:
     return type(fs).__module__.startswith("s3fs")
 
 
-def open_storage(path: str, storage_options: dict | None = None) -> tuple[Storage, str]:
+def open_storage(path: str, storage_options: dict[str, Any] | None = None) -> tuple[Storage, str]:
     """(storage, path in that storage) for a local path or an fsspec URL. Raises
     :class:`StorageError` when fsspec cannot handle the URL's protocol."""
     if "://" not in path:

@@ -33,11 +33,13 @@ STALLED_BATCHES = 5
 
 
 def _ranges(ids: list[int]) -> str:
-    out, start, prev = [], None, None
+    out: list[str] = []
+    start: int | None = None
+    prev: int | None = None
     for i in ids:
         if start is None:
             start = prev = i
-        elif i == prev + 1:
+        elif prev is not None and i == prev + 1:
             prev = i
         else:
             out.append(f"{start}" if start == prev else f"{start}–{prev}")

@@ -9,11 +9,23 @@ are replaced by ``*********``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from streamwatch.model.checkpoint import BatchRow, Checkpoint, Repartition, SourceOffset, UniqueIdMatch
+from streamwatch.model.checkpoint import (
+    BatchRow,
+    Checkpoint,
+    Repartition,
+    SinkLog,
+    SourceLog,
+    SourceOffset,
+    UniqueIdMatch,
+)
 from streamwatch.model.findings import worst_severity
 from streamwatch.model.timefmt import utc_text
+
+if TYPE_CHECKING:
+    from streamwatch.checkpoint.fleet import FleetRow
 
 SCHEMA = "streamwatch.inspect/1"
 _SECRET = re.compile(r"(?i)secret|password|token|access[.]?key")
@@ -41,7 +53,7 @@ def _offset(sid: str, p: SourceOffset | None, raw: str | None) -> dict[str, Any]
     }
 
 
-def _log(log) -> dict[str, Any] | None:
+def _log(log: SourceLog | SinkLog | None) -> dict[str, Any] | None:
     if log is None:
         return None
     return {
@@ -68,15 +80,15 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
     if cp.sink is not None:
         sink = {"kind": "file", "path": cp.sink_path, "log": _log(cp.sink), "deletes": sum(1 for e in cp.sink.entries if e.action == "delete")}
     elif cp.delta_sink is not None:
-        d = cp.delta_sink
-        txn = d.last_txn
+        delta = cp.delta_sink
+        txn = delta.last_txn
         sink = {
             "kind": "delta",
             "path": cp.sink_path,
-            "latest_version": d.latest_version,
-            "versions": len(d.commits),
-            "adds": sum(c.adds for c in d.commits),
-            "removes": sum(c.removes for c in d.commits),
+            "latest_version": delta.latest_version,
+            "versions": len(delta.commits),
+            "adds": sum(c.adds for c in delta.commits),
+            "removes": sum(c.removes for c in delta.commits),
             "last_txn": {"app_id": txn[0], "version": txn[1]} if txn else None,
             "written_by_this_query": bool(txn and cp.query_id and txn[0] == cp.query_id),
         }
@@ -224,7 +236,7 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
 FLEET_SCHEMA = "streamwatch.inspect.fleet/1"
 
 
-def fleet_doc(root: str, rows) -> dict[str, Any]:
+def fleet_doc(root: str, rows: Iterable[FleetRow]) -> dict[str, Any]:
     """``inspect --recursive --json``: one object per checkpoint (``FleetRow``), worst first."""
     return {
         "schema": FLEET_SCHEMA,

@@ -7,6 +7,8 @@ then JSON lines.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from streamwatch.checkpoint.offsets import parse_source_offset
@@ -51,7 +53,7 @@ def split_header(data: bytes, path: str, max_version: int, what: str) -> tuple[i
     return version, rest, []
 
 
-def _json(line: bytes):
+def _json(line: bytes) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -65,7 +67,7 @@ def parse_offsets(data: bytes, batch_id: int, path: str) -> tuple[OffsetLogEntry
     version, lines, findings = split_version(data, path, MAX_OFFSETS_VERSION, what)
     if version is None:
         return None, findings
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     if lines and lines[0].strip():
         parsed = _json(lines[0])
         if not isinstance(parsed, dict):

@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 
 from streamwatch.checkpoint.filelog import read_file_log
-from streamwatch.checkpoint.fs import StorageError, open_storage
+from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
 from streamwatch.checkpoint.reader import CheckpointError, batch_names, read_entries
 from streamwatch.model.checkpoint import CommitLogEntry, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
 
-def _open(path):
+def _open(path: str | os.PathLike[str]) -> tuple[Storage, str, str]:
     raw = os.fspath(path)
     try:
         storage, inner = open_storage(raw)
@@ -26,7 +26,7 @@ def _open(path):
     return storage, inner, kind
 
 
-def read_offsets_log(path) -> tuple[tuple[OffsetLogEntry, ...], list[Finding]]:
+def read_offsets_log(path: str | os.PathLike[str]) -> tuple[tuple[OffsetLogEntry, ...], list[Finding]]:
     """An ``offsets/`` folder → entries sorted by batch id (mirrors ``OffsetSeqLog``)."""
     storage, folder, _ = _open(path)
     findings: list[Finding] = []
@@ -34,7 +34,7 @@ def read_offsets_log(path) -> tuple[tuple[OffsetLogEntry, ...], list[Finding]]:
     return tuple(read_entries(storage, folder, ids, parse_offsets, findings)), findings
 
 
-def read_commit_log(path) -> tuple[tuple[CommitLogEntry, ...], list[Finding]]:
+def read_commit_log(path: str | os.PathLike[str]) -> tuple[tuple[CommitLogEntry, ...], list[Finding]]:
     """A ``commits/`` folder → entries sorted by batch id (mirrors ``CommitLog``)."""
     storage, folder, _ = _open(path)
     findings: list[Finding] = []
@@ -42,7 +42,7 @@ def read_commit_log(path) -> tuple[tuple[CommitLogEntry, ...], list[Finding]]:
     return tuple(read_entries(storage, folder, ids, parse_commit, findings)), findings
 
 
-def read_commit_file(path, batch_id: int = 0) -> tuple[CommitLogEntry | None, list[Finding]]:
+def read_commit_file(path: str | os.PathLike[str], batch_id: int = 0) -> tuple[CommitLogEntry | None, list[Finding]]:
     """One commit file, whatever its name."""
     storage, inner, kind = _open(path)
     if kind != "file":
@@ -50,17 +50,17 @@ def read_commit_file(path, batch_id: int = 0) -> tuple[CommitLogEntry | None, li
     return parse_commit(storage.read(inner), batch_id, inner)
 
 
-def read_file_source_log(path) -> tuple[SourceLog, list[Finding]]:
+def read_file_source_log(path: str | os.PathLike[str]) -> tuple[SourceLog, list[Finding]]:
     """A ``sources/<i>/`` folder (mirrors ``FileStreamSourceLog.allFiles``)."""
     storage, folder, _ = _open(path)
     log, fs = read_file_log(storage, folder, "source")
-    assert log is not None
-    return log, fs  # type: ignore[return-value]
+    assert isinstance(log, SourceLog)
+    return log, fs
 
 
-def read_file_sink_log(path) -> tuple[SinkLog, list[Finding]]:
+def read_file_sink_log(path: str | os.PathLike[str]) -> tuple[SinkLog, list[Finding]]:
     """A ``_spark_metadata/`` folder (mirrors ``FileStreamSinkLog``)."""
     storage, folder, _ = _open(path)
     log, fs = read_file_log(storage, folder, "sink")
-    assert log is not None
-    return log, fs  # type: ignore[return-value]
+    assert isinstance(log, SinkLog)
+    return log, fs

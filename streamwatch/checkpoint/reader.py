@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any, TypeVar
 
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
@@ -27,6 +29,8 @@ from streamwatch.checkpoint.state import read_state
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
+
+_E = TypeVar("_E")
 
 #: Batches parsed by a summary read (Spark keeps spark.sql.streaming.minBatchesToRetain=100).
 SUMMARY_BATCHES = 100
@@ -58,9 +62,13 @@ def batch_names(storage: Storage, folder: str, what: str, findings: list[Finding
     return ids
 
 
-def read_entries(storage: Storage, folder: str, ids: list[int], parse, findings: list[Finding]) -> list:
+def read_entries(
+    storage: Storage, folder: str, ids: list[int], parse: Callable[[bytes, int, str], tuple[_E | None, list[Finding]]], findings: list[Finding]
+) -> list[_E]:
+    """Entries of the log files ``ids`` under ``folder``, parsed by ``parse(data, batch_id, path)``;
+    files purged while reading are skipped, unreadable ones become findings."""
     paths = [storage.join(folder, str(b)) for b in ids]
-    out = []
+    out: list[_E] = []
     for b, path, data in zip(ids, paths, storage.read_many(paths)):
         if isinstance(data, FileNotFoundError):
             continue  # purged by Spark while we read
@@ -147,7 +155,7 @@ def read_checkpoint(
     sink: str | os.PathLike[str] | None = None,
     *,
     full: bool = True,
-    storage_options: dict | None = None,
+    storage_options: dict[str, Any] | None = None,
     sizes: bool = True,
 ) -> Checkpoint:
     """Read the checkpoint at ``path`` (a local folder or an fsspec URL such as
@@ -182,7 +190,16 @@ def read_checkpoint(
         raise CheckpointError(f"{raw}: cannot read ({e.strerror or e})") from None
 
 
-def _read(storage: Storage, raw: str, root: str, names: list[str], sink, full: bool, storage_options, sizes: bool = True) -> Checkpoint:
+def _read(
+    storage: Storage,
+    raw: str,
+    root: str,
+    names: list[str],
+    sink: str | os.PathLike[str] | None,
+    full: bool,
+    storage_options: dict[str, Any] | None,
+    sizes: bool = True,
+) -> Checkpoint:
     findings: list[Finding] = []
     for n in sorted(names):
         if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc")):

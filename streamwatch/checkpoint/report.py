@@ -5,13 +5,19 @@ Imported only by the CLI; the reader itself never imports rich.
 
 from __future__ import annotations
 
-from rich.console import Group
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from streamwatch.checkpoint.jsonout import redact
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
 from streamwatch.model.timefmt import utc_text
+
+if TYPE_CHECKING:
+    from streamwatch.checkpoint.fleet import FleetRow
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -31,18 +37,19 @@ def _fmt(ms: int | None, pattern: str) -> str:
     return utc_text(ms, pattern) or f"{ms} ms (out of range)"
 
 
-def _n(v) -> str:
+def _n(v: object) -> str:
     return "-" if v is None else str(v)
 
 
 def _bytes(n: int | None) -> str:
     if n is None:
         return "- (--sizes)"
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
 
 
 def findings_table(cp: Checkpoint) -> Table | Text:
@@ -57,7 +64,7 @@ def findings_table(cp: Checkpoint) -> Table | Text:
 
 def summary(cp: Checkpoint) -> Group:
     """Query id, batches, watermark, sources, sink, state operators, findings."""
-    parts: list = []
+    parts: list[RenderableType] = []
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -151,10 +158,10 @@ def timeline(rows: tuple[BatchRow, ...]) -> Table:
     return t
 
 
-def batch(doc: dict) -> Group:
+def batch(doc: dict[str, Any]) -> Group:
     """One batch from :func:`streamwatch.checkpoint.jsonout.batch_doc`'s ``batch``."""
     b = doc["batch"]
-    parts: list = [Text(f"batch {b['batch_id']}", style="bold")]
+    parts: list[RenderableType] = [Text(f"batch {b['batch_id']}", style="bold")]
     off = b["offsets"]
     if off is None:
         parts.append(Text("offsets: none (not planned, or purged)", style="yellow"))
@@ -190,7 +197,7 @@ def batch(doc: dict) -> Group:
     return Group(*parts)
 
 
-def fleet_table(root: str, rows) -> Table | Text:
+def fleet_table(root: str, rows: Sequence[FleetRow]) -> Table | Text:
     """``inspect --recursive``: one row per checkpoint (``FleetRow``), worst first."""
     from streamwatch.checkpoint.fleet import age_text
 

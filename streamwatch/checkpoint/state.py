@@ -17,10 +17,11 @@ batch V-1.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 
-from streamwatch.checkpoint.fs import Storage, Tree
+from streamwatch.checkpoint.fs import Item, Storage, Tree
 from streamwatch.checkpoint.logs import split_version
 from streamwatch.model.checkpoint import StateOperator, StatePartition, StateStoreInfo, StateVariable
 from streamwatch.model.findings import Finding
@@ -76,11 +77,11 @@ def _read_store(tree: Tree, partition: int, store: str, kinds: set[str]) -> tupl
     return StatePartition(partition, store, tuple(sorted(versions)), tuple(sorted(snapshots)), files, total, uids), nested, has_schema
 
 
-def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> dict:
+def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> dict[str, Any]:
     """Latest operator metadata (v2 log preferred over v1) as a dict with name, version,
     stores, variables, time/output mode."""
     meta_dir = storage.join(op_folder, "_metadata")
-    out: dict = {}
+    out: dict[str, Any] = {}
     v2_dir = storage.join(meta_dir, "v2")
     v2_items = storage.list(v2_dir) or []
     v2_ids = sorted(int(i.name) for i in v2_items if i.name.isdecimal() and not i.is_dir)
@@ -188,7 +189,7 @@ def _read_operator(
     storage: Storage,
     op_folder: str,
     op_id: int,
-    listing: list,
+    listing: list[Item],
     partition_trees: list[tuple[str, Tree | None]],
     provider_hint: str | None,
     findings: list[Finding],

@@ -13,7 +13,7 @@ import gzip
 import io
 import struct
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from streamwatch.errors import ExitCode, StreamwatchError
 
@@ -106,7 +106,7 @@ class _Chunks(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b: Any) -> int:
         while not self._buf:
             try:
                 self._buf = next(self._chunks)

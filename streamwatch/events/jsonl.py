@@ -152,7 +152,7 @@ class JsonlRecorder(Recorder):
             raise ValueError("flush_every must be >= 1")
         if max_bytes is not None and max_bytes < 1:
             raise ValueError("max_bytes must be >= 1")
-        self.path = None if path in (None, "-") else Path(path)  # type: ignore[arg-type]
+        self.path = None if path in (None, "-") else Path(path)
         self.header = header or RecordingHeader(time_ms=int(time.time() * 1000))
         self.flush_every = flush_every
         self.max_bytes = max_bytes if self.path is not None else None

@@ -28,29 +28,31 @@ from streamwatch.events.source import EventSourceError, ReadReport, recording_li
 REMOTE_POLL_S = 1.0  # listing an object store costs a request: poll once a second by default
 
 
-def _fs(url: str, storage_options: Mapping[str, Any] | None):
+def _fs(url: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
     try:
         return open_fs(url, storage_options)
     except OSError as e:
         raise EventSourceError(str(e)) from None
 
 
-def _cat(fs, path: str) -> bytes | None:
+def _cat(fs: Any, path: str) -> bytes | None:
     try:
-        return fs.cat_file(path)
+        data: bytes = fs.cat_file(path)
+        return data
     except FileNotFoundError:
         return None  # removed (keep=) between listing and reading
     except OSError as e:
         raise EventSourceError(f"{path}: {e.strerror or e}") from None
 
 
-def _info(fs, path: str) -> dict | None:
+def _info(fs: Any, path: str) -> dict[str, Any] | None:
     try:
         fs.invalidate_cache(posixpath.dirname(path))
     except Exception:  # noqa: BLE001
         pass
     try:
-        return fs.info(path)
+        info: dict[str, Any] = fs.info(path)
+        return info
     except FileNotFoundError:
         return None
     except OSError as e:

@@ -43,7 +43,7 @@ def local_path(path: str | Path) -> Path:
     return Path(path)
 
 
-def open_fs(url: str, storage_options: Mapping[str, Any] | None = None):
+def open_fs(url: str, storage_options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
     """(fsspec filesystem, path inside it) for ``url``. Raises ``OSError`` when fsspec has no
     implementation for its protocol (e.g. ``s3fs`` not installed) or the URL is malformed."""
     try:
@@ -64,7 +64,7 @@ def segment_number(name: str, base: str) -> int | None:
     return None
 
 
-def list_segments(fs, path: str) -> list[tuple[int, str]]:
+def list_segments(fs: Any, path: str) -> list[tuple[int, str]]:
     """(N, object path) of every ``<path>.N`` segment, oldest first, listing afresh (fsspec
     caches listings). A missing folder or bucket gives []."""
     parent, base = posixpath.split(path.rstrip("/"))
@@ -240,7 +240,7 @@ def open_recorder(path: str | Path | None, *, header: RecordingHeader | None = N
         return SegmentRecorder(str(path), header=header, max_bytes=max_bytes, segment_seconds=segment_seconds,
                                keep=keep, storage_options=storage_options)
     if path not in (None, "-"):
-        path = local_path(path)  # type: ignore[arg-type]
+        path = local_path(path)
     return JsonlRecorder(path, header=header, flush_every=flush_every, max_bytes=max_bytes, keep=keep)
 
 

@@ -81,8 +81,9 @@ def _source_change(old: SourceState | None, new: SourceState | None) -> dict[str
             if a == b:
                 continue
             d: dict[str, Any] = {"old": a, "new": b}
-            if _num(a) is not None and _num(b) is not None:
-                d["delta"] = b - a
+            na, nb = _num(a), _num(b)
+            if na is not None and nb is not None:
+                d["delta"] = nb - na
             fields[k] = d
         doc["fields"] = fields
     return doc
@@ -219,7 +220,7 @@ def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
     for op in cp.state:
         parts = {(p.partition_id, p.store_name): (v if v in p.versions else None, None) for p in op.partitions}
         have = [x for x in op.any_versions if x <= v]
-        ops.append(OperatorState(op.operator_id, op.name, op.provider, (have[0], have[-1]) if have else None, None, parts))  # type: ignore[arg-type]
+        ops.append(OperatorState(op.operator_id, op.name, op.provider, (have[0], have[-1]) if have else None, None, parts))
     sink_files = None
     sink_entries = None
     if cp.sink is not None and cp.sink.entries_loaded:
