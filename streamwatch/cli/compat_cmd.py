@@ -15,8 +15,14 @@ Examples:
   streamwatch compat CP --query jobs.orders:changed_query
   streamwatch compat CP --query ./my_job.py:build --json
   streamwatch compat CP --query jobs.orders:changed_query --verify
+  streamwatch compat ./streamwatch-workspace/checkpoints/flights/gold \
+      --pipeline flights --layer gold --verify      a bundled layer as `run` starts it
 
 \b
+--pipeline NAME --layer LAYER takes the query from a bundled (or plugged-in)
+pipeline instead: the layer's writer as `streamwatch run` would start it over
+--workspace (default: the workspace CP lies in, else ./streamwatch-workspace),
+on Delta tables when the layer's table has a _delta_log, else Parquet.
 FUNCTION(spark) returns the changed query as a configured, NOT started
 DataStreamWriter, e.g.
     def changed_query(spark):
@@ -31,7 +37,8 @@ watermark and output mode changes. --verify copies the checkpoint (and a file
 sink folder) to a temporary folder, starts the query there with availableNow
 and prints Spark's own answer beside the prediction. The checkpoint is never
 written. Exit status: 0 compatible, 1 allowed with consequences, 3 incompatible,
-4 unreadable checkpoint, 2 usage (bad MODULE:FUNCTION).
+4 unreadable checkpoint, 2 usage (bad MODULE:FUNCTION, unknown pipeline or
+layer, a layer Spark cannot build).
 """
 
 
@@ -57,12 +64,19 @@ def _session():
 
 @click.command(epilog=EPILOG)
 @click.argument("path", type=str)
-@click.option("--query", "query", type=str, required=True, metavar="MODULE:FUNCTION", help="Builds the changed query (a DataStreamWriter, not started).")
+@click.option("--query", "query", type=str, default=None, metavar="MODULE:FUNCTION", help="Builds the changed query (a DataStreamWriter, not started).")
+@click.option("--pipeline", "pipeline_name", type=str, default=None, metavar="NAME", help="Instead of --query: a bundled pipeline's layer (with --layer).")
+@click.option("--layer", type=str, default=None, metavar="LAYER", help="The layer of --pipeline whose query to compare (e.g. gold).")
+@click.option("--workspace", type=click.Path(file_okay=False), default=None, metavar="DIR", help="The --pipeline run's workspace (default: the one CHECKPOINT lies in, else ./streamwatch-workspace).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The checkpoint's sink folder (discovered in a streamwatch workspace).")
 @click.option("--verify", is_flag=True, help="Also start the query on a temporary copy and report Spark's answer.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.compat/1, see README).")
-def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool) -> None:
+def compat(path: str, query: str | None, pipeline_name: str | None, layer: str | None, workspace: str | None,
+           sink: str | None, verify: bool, as_json: bool) -> None:
     """Predict whether the changed query restarts from the checkpoint at PATH."""
+    if (query is None) == (pipeline_name is None) or (pipeline_name is None) != (layer is None):
+        _fail(ExitCode.USAGE, "give either --query MODULE:FUNCTION or --pipeline NAME --layer LAYER")
+        return
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
     from streamwatch.checkpoint.fs import open_storage
     from streamwatch.checkpoint.ops.compat_rules import RANK, check
@@ -78,12 +92,20 @@ def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool)
 
     spark = _session()
     try:
-        writer = sc.load_writer(query, spark, search_path=".")
+        if query is not None:
+            writer = sc.load_writer(query, spark, search_path=".")
+        else:
+            assert pipeline_name is not None and layer is not None
+            writer = sc.bundled_writer(spark, pipeline_name, layer, workspace or _workspace_of(path))
         new = sc.shape(writer)
     except sc.QueryLoadError as e:
         _fail(ExitCode.USAGE, str(e))
         return
     doc = check(cp, storage, new)
+    if verify and new.sink_format in ("foreachBatch", "foreach"):
+        _fail(ExitCode.USAGE, f"--verify: a {new.sink_format} sink writes where its function says, not to a folder "
+                              "that can be copied (it would write the real table); compare without --verify")
+        return
     if verify:
         click.echo("--verify: starting the query on a temporary copy of the checkpoint…", err=True)
         ans = sc.verify(writer, cp.path, new.sink_path)
@@ -97,6 +119,17 @@ def compat(path: str, query: str, sink: str | None, verify: bool, as_json: bool)
     else:
         click.echo(render(doc))
     sys.exit(ExitCode(RANK[doc["verdict"]]))
+
+
+def _workspace_of(checkpoint: str) -> str:
+    """The workspace root a ``<root>/checkpoints/<pipeline>/<layer>`` checkpoint lies in, else
+    ``./streamwatch-workspace``."""
+    from pathlib import Path
+
+    p = Path(checkpoint).resolve()
+    if len(p.parents) >= 3 and p.parents[1].name == "checkpoints":
+        return str(p.parents[2])
+    return "streamwatch-workspace"
 
 
 def render(doc: dict[str, Any]) -> str:

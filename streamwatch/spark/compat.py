@@ -55,6 +55,32 @@ def load_writer(spec: str, spark, search_path: str | None = None):
     return writer
 
 
+def bundled_writer(spark, pipeline_name: str, layer: str, workspace: str, table_format: str | None = None):
+    """The configured, not started ``DataStreamWriter`` of a bundled (or plugged-in) pipeline's
+    layer, as ``streamwatch run`` would start it over the workspace at ``workspace`` (tables of
+    ``table_format``; None: ``delta`` when the layer's table has a ``_delta_log``, else
+    ``parquet``), see :meth:`PipelineRunner.layer_writer`. Raises :class:`QueryLoadError`
+    for an unknown pipeline or layer, or a layer Spark cannot build (e.g. a static table it
+    reads is missing)."""
+    from pathlib import Path
+
+    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.spark.runner import PipelineRunner, QueryRejected
+
+    try:
+        pipeline = get_pipeline(pipeline_name)
+        target = pipeline.layer(layer)
+    except KeyError as e:
+        raise QueryLoadError(e.args[0]) from None
+    ws = Workspace(Path(workspace))
+    fmt = table_format or ("delta" if (ws.table(pipeline.name, target.table) / "_delta_log").is_dir() else "parquet")
+    runner = PipelineRunner(spark, pipeline, ws, fmt)
+    try:
+        return runner.layer_writer(layer)
+    except QueryRejected as e:
+        raise QueryLoadError(str(e)) from None
+
+
 def _field(obj, name: str):
     f = obj.getClass().getDeclaredField(name)
     f.setAccessible(True)

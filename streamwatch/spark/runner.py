@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace, plan_run
@@ -135,6 +135,40 @@ class PipelineRunner:
                 check_continuous(self.pipeline.query_name(layer), source, sink)
             except ValueError as e:
                 raise QueryRejected(str(e), "CONTINUOUS_UNSUPPORTED") from None
+
+    def layer_writer(self, name: str) -> DataStreamWriter:
+        """The ``DataStreamWriter`` :meth:`start_layer` would start for layer ``name``,
+        configured (query name, this run's output mode, checkpoint, table) but NOT started,
+        for ``streamwatch compat``. The layer's upstream layers are built first (their
+        DataFrames only, nothing starts) so a Parquet upstream's schema is known. The
+        pipeline's ``setup`` does not run: static tables a layer reads must exist (they do in
+        the workspace its checkpoint belongs to). Nothing is written. Raises ``KeyError`` for
+        an unknown layer and :class:`QueryRejected` when Spark refuses to build a layer."""
+        target = self._layer(name)
+        needed = {target.name}
+        pending = list(target.upstream)
+        while pending:
+            up = pending.pop()
+            if up not in needed:
+                needed.add(up)
+                pending.extend(self._layer(up).upstream)
+        writer = None
+        for layer in self.pipeline.topological_layers():
+            if layer.name not in needed:
+                continue
+            qname = self.pipeline.query_name(layer)
+            try:
+                writer = self.tables.stream_writer(
+                    layer.build(self.ctx), layer.table,
+                    checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name), query_name=qname,
+                    output_mode=self.output_mode(layer), sink=layer.sink,  # type: ignore[arg-type]
+                    merge_keys=layer.merge_keys,
+                )
+            except AnalysisException as e:
+                condition = e.getCondition() if hasattr(e, "getCondition") else None
+                raise QueryRejected(f"{qname}: Spark cannot build the query: {_one_line(e)}", condition) from None
+        assert writer is not None
+        return writer
 
     def _start_layer(self, layer: Layer, trigger: str) -> StreamingQuery:
         self.check_trigger(trigger)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.types import StructType
 
 from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, trigger_kwargs, trigger_note
@@ -117,6 +117,52 @@ class Tables:
         not support …). ``merge_keys`` (Delta tables only; ignored for Parquet) keeps the table
         by an idempotent ``MERGE`` per micro-batch, see :func:`merge_batch`.
         """
+        writer, path = self._writer(df, name, checkpoint=checkpoint, query_name=query_name, trigger=trigger,
+                                    output_mode=output_mode, sink=sink, merge_keys=merge_keys)
+        if path is None:
+            return writer.start()
+        self._schemas[name] = df.schema
+        Path(path).mkdir(parents=True, exist_ok=True)
+        if self.format == "delta":
+            # a downstream readStream needs the table to exist before the first commit
+            self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
+        return writer.start(path) if self._starts_with_path(output_mode, merge_keys) else writer.start()
+
+    def stream_writer(
+        self,
+        df: DataFrame,
+        name: str,
+        *,
+        checkpoint: Path,
+        query_name: str,
+        output_mode: str = "append",
+        sink: Sink = "table",
+        merge_keys: tuple[str, ...] = (),
+    ) -> DataStreamWriter:
+        """The ``DataStreamWriter`` :meth:`write_stream` would start, configured but NOT
+        started (for ``streamwatch compat``): same query name, output mode, checkpoint option,
+        sink format (``delta``/``parquet``/``memory``, or ``foreachBatch`` for a Delta MERGE or
+        a Parquet ``complete`` table) and, for a format sink, the table folder as its ``path``
+        option. No trigger is set (the caller picks one). Nothing is written: the table folder
+        is neither created nor initialised; only ``df``'s schema is remembered, so a downstream
+        layer's :meth:`read_stream` of a Parquet table works as after a start."""
+        writer, path = self._writer(df, name, checkpoint=checkpoint, query_name=query_name, trigger="default",
+                                    output_mode=output_mode, sink=sink, merge_keys=merge_keys)
+        if path is None:
+            return writer
+        self._schemas[name] = df.schema
+        return writer.option("path", path) if self._starts_with_path(output_mode, merge_keys) else writer
+
+    def _starts_with_path(self, output_mode: str, merge_keys: tuple[str, ...]) -> bool:
+        """Whether the table's writer is a format sink started on the table's folder (else a
+        ``foreachBatch`` writer, started without a path)."""
+        if self.format == "delta":
+            return not merge_keys
+        return output_mode != "complete"
+
+    def _writer(self, df: DataFrame, name: str, *, checkpoint: Path, query_name: str, trigger: str, output_mode: str,
+                sink: Sink, merge_keys: tuple[str, ...]) -> tuple[DataStreamWriter, str | None]:
+        """(the configured writer, the table folder — None for the memory sink)."""
         writer = (
             df.writeStream.queryName(query_name)
             .outputMode(output_mode)
@@ -126,19 +172,15 @@ class Tables:
         if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
             writer = writer.trigger(**kwargs)
         if sink == "memory":
-            return writer.format("memory").start()
+            return writer.format("memory"), None
         path = self.path(name)
-        self._schemas[name] = df.schema
-        Path(path).mkdir(parents=True, exist_ok=True)
         if self.format == "delta":
-            # a downstream readStream needs the table to exist before the first commit
-            self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
             if merge_keys:
-                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint.resolve())).start()
-            return writer.format("delta").start(path)
+                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint.resolve())), path
+            return writer.format("delta"), path
         if output_mode == "complete":
-            return writer.foreachBatch(_overwrite_parquet(path)).start()
-        return writer.format("parquet").start(path)
+            return writer.foreachBatch(_overwrite_parquet(path)), path
+        return writer.format("parquet"), path
 
 
 def _overwrite_parquet(path: str):

@@ -92,3 +92,42 @@ def test_bad_query_spec(spark, checkpoint, tmp_path):
     r = CliRunner().invoke(main, ["compat", str(tmp_path / "missing"), "--query", "a:b"])
     assert r.exit_code == 4
     assert "Examples:" in CliRunner().invoke(main, ["compat", "--help"]).output
+
+
+def _compat_json(*args: str):
+    r = CliRunner().invoke(main, ["compat", *args, "--json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r, (json.loads(r.stdout) if r.stdout.strip().startswith("{") else None)
+
+
+def test_bundled_layer_against_its_own_and_another_checkpoint(flights_run, unchanged):
+    """`--pipeline flights --layer gold`: the layer's writer as `run` starts it (not started
+    here), compared with gold's own checkpoint (compatible; Spark restarts a copy) and with
+    silver's (incompatible: no state for gold's aggregation; Spark refuses a copy)."""
+    _runner, ws = flights_run
+    cps = ws.root / "checkpoints" / "flights"
+    unchanged(cps)
+    unchanged(ws.root / "tables" / "flights")
+    r, doc = _compat_json(str(cps / "gold"), "--pipeline", "flights", "--layer", "gold", "--verify")
+    assert r.exit_code == 0, (r.output, doc and doc["rules"])
+    assert doc["verdict"] == "compatible"
+    assert doc["spark"]["restarted"] is True and doc["spark"]["agrees"] is True, doc["spark"]
+
+    r, doc = _compat_json(str(cps / "silver"), "--pipeline", "flights", "--layer", "gold", "--workspace", str(ws.root), "--verify")
+    assert r.exit_code == 3, r.output
+    assert doc["verdict"] == "incompatible"
+    assert any(rule["verdict"] == "incompatible" and rule["rule"].startswith("state") for rule in doc["rules"]), doc["rules"]
+    assert doc["spark"]["restarted"] is False and doc["spark"]["agrees"] is True, doc["spark"]
+
+
+def test_bundled_layer_usage_errors(spark, flights_run, unchanged):
+    _runner, ws = flights_run
+    gold = unchanged(ws.root / "checkpoints" / "flights" / "gold")
+    for args, why in (
+        (["--pipeline", "flights"], "either --query"),
+        (["--pipeline", "flights", "--layer", "gold", "--query", "a:b"], "either --query"),
+        (["--pipeline", "flights", "--layer", "platinum"], "no layer 'platinum'"),
+        (["--pipeline", "nope", "--layer", "gold"], "unknown pipeline 'nope'"),
+    ):
+        r = CliRunner().invoke(main, ["compat", str(gold), *args])
+        assert r.exit_code == 2 and why in r.output, (args, r.output)
