@@ -18,11 +18,12 @@ Examples:
 \b
 minBatchesToRetain comes from --min-batches, else the offsets conf, else Spark's
 default 100. The plan lists, with bytes: offsets/commits the next batch purges,
-state files the next maintenance deletes (HDFS: versions before the snapshot
-needed for latest-minBatches; RocksDB: old zips/changelogs, SSTs only they
-name) and what Spark never deletes (orphan SSTs, a .delta beside a purged
-.snapshot), and for each file source/sink log the next .compact file, its
-size and growth per compaction. Nothing is deleted: this is a plan.
+state files the maintenance after the next batch deletes (HDFS: versions
+before the snapshot needed for (latest+1)-minBatches, a .delta beside a purged
+.snapshot one maintenance later; RocksDB: old zips/changelogs, SSTs only they
+name; orphan SSTs listed apart), and for each file source/sink log the next
+.compact file, its size and growth per compaction. Nothing is deleted: this is
+a plan.
 Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
 """
 
@@ -90,15 +91,18 @@ def render(doc: dict[str, Any]) -> str:
         x = b[name]
         out.append(f"  {name}/: {x['files']} files, {_b(x['bytes'])}; deletes {_ids(x['delete_next'])} ({_b(x['delete_bytes'])})")
     for op in doc["state"]:
-        out.append(f"state {op['operator_id']} ({op['name']}, {op['provider']}): {_b(op['bytes'])}; next maintenance deletes {_b(op['delete_bytes'])}, never deleted {_b(op['never_bytes'])}")
+        out.append(f"state {op['operator_id']} ({op['name']}, {op['provider']}): {_b(op['bytes'])}; the maintenance after the next batch "
+                   f"deletes {_b(op['delete_bytes'])}" + (f", the one after {_b(op['after_next_bytes'])}" if op["after_next_bytes"] else "")
+                   + (f"; orphan SSTs {_b(op['orphan_bytes'])}" if op["orphan_bytes"] else ""))
         for s in op["stores"]:
             dels = s["delete_next"]
             line = f"  {s['partition']}/{s['store']}: latest v{s['latest_version']}, keeps from v{s.get('earliest_version_kept')}; deletes {len(dels)} files"
             if dels:
                 line += f" ({dels[0]} … {dels[-1]})" if len(dels) > 1 else f" ({dels[0]})"
-            never = s.get("never_deleted") or s.get("orphan_ssts") or []
-            if never:
-                line += f"; never: {len(never)} files ({_b(s.get('never_bytes', s.get('orphan_bytes')))})"
+            if s.get("delete_after_next"):
+                line += f"; then {len(s['delete_after_next'])} files ({_b(s['after_next_bytes'])})"
+            if s.get("orphan_ssts"):
+                line += f"; orphans: {len(s['orphan_ssts'])} files ({_b(s['orphan_bytes'])})"
             out.append(line)
     for lg in doc["file_logs"]:
         name = f"sources/{lg['index']}" if lg["kind"] == "source" else "sink _spark_metadata"
@@ -108,5 +112,5 @@ def render(doc: dict[str, Any]) -> str:
         )
         if lg["delete_below"] is not None:
             out.append(f"  deletes files below {lg['delete_below']} older than the cleanup delay: {len(lg['delete_next'])} files ({_b(lg['delete_bytes'])})")
-    out.append(f"total: next cleanup frees {_b(doc['delete_bytes'])}; never deleted {_b(doc['never_deleted_bytes'])}")
+    out.append(f"total: next cleanup frees {_b(doc['delete_bytes'])}" + (f"; the maintenance after it {_b(doc['after_next_bytes'])}" if doc["after_next_bytes"] else ""))
     return "\n".join(out)

@@ -71,6 +71,64 @@ def test_spark_deletes_exactly_what_the_plan_predicted(mini_query, unchanged):
     assert plan["delete_bytes"] > 0
 
 
+# State maintenance made deterministic: with unloadOnCommit, each task runs the provider's
+# maintenance (snapshot, then cleanup) right after its commit (StateStoreRDD's completion
+# listener → StateStore.doMaintenanceAndUnload), before the batch completes; no timer involved.
+# One version per batch (no no-data batches); a snapshot every 3 deltas.
+STATE_CONFS = {
+    **CONFS,
+    "spark.sql.streaming.stateStore.unloadOnCommit": "true",
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot": "2",
+    "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+}
+
+
+def _state_files(cp: Path) -> dict[str, set[str]]:
+    """``<operator>/<partition>`` → the state files Spark wrote there (no checksums)."""
+    out: dict[str, set[str]] = {}
+    for p in (cp / "state").glob("*/*"):
+        if p.is_dir() and p.name.isdigit():
+            out[f"{p.parent.name}/{p.name}"] = {f.name for f in p.iterdir() if f.is_file() and not f.name.startswith(".")}
+    return out
+
+
+@pytest.mark.spark
+def test_spark_state_maintenance_deletes_exactly_what_the_plan_predicted(mini_query, unchanged):
+    q = mini_query(stateful=True)
+    q.land(8)
+    q.run(STATE_CONFS)  # batches 0..7: state versions 1..8, each maintained after its commit
+    before = _state_files(q.cp)
+    assert set(before) == {"0/0", "0/1"}
+    with unchanged.around(q.out):
+        r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
+        text = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3"])
+    assert r.exit_code == 0 and text.exit_code == 0, r.output
+    plan = json.loads(r.stdout)
+    [op] = plan["state"]
+    assert op["provider"] == "hdfs" and op["delete_bytes"] > 0
+    stores = {f"0/{s['partition']}": s for s in op["stores"]}
+    for s in stores.values():
+        assert s["latest_version"] == 8 and s["planned_at_version"] == 9
+        # Spark already kept version 8 - 3 = 5 from snapshot 3; the next batch (version 9)
+        # needs 6 (a snapshot): snapshot 3 and deltas 4, 5 go, 3.delta one maintenance later
+        assert s["delete_next"] == ["3.snapshot", "4.delta", "5.delta"], s
+        assert s["delete_after_next"] == ["3.delta"]
+    assert "then 1 files" in text.output
+
+    q.land(1)
+    q.run(STATE_CONFS)  # batch 8: version 9, then its maintenance
+    after = _state_files(q.cp)
+    for store, s in stores.items():
+        assert before[store] - after[store] == set(s["delete_next"]), store
+        assert after[store] - before[store] <= {"9.delta", "9.snapshot"}
+        assert "9.delta" in after[store]
+
+    q.land(1)
+    q.run(STATE_CONFS)  # batch 9: version 10; the delta beside the purged snapshot goes now
+    for store, s in stores.items():
+        assert not set(s["delete_after_next"]) & _state_files(q.cp)[store]
+
+
 def test_retention_usage_errors(tmp_path):
     r = CliRunner().invoke(main, ["retention", str(tmp_path / "nope")])
     assert r.exit_code == 4 and "no such file or directory" in r.output

@@ -7,15 +7,22 @@ The rules mirror Spark 4.x (read from its sources, re-stated here):
   planned and ``minBatchesToRetain < N``, every ``offsets/i`` and ``commits/i`` with
   ``i < N - minBatchesToRetain`` is deleted (``HDFSMetadataLog.purge``; asynchronous when
   ``spark.sql.streaming.asyncLogPurge.enabled``, the default).
-* HDFS-backed state (``HDFSBackedStateStoreProvider.cleanup``, run by the background
-  maintenance task every ``stateStore.maintenanceInterval``): with V the latest version,
+* state is planned for the maintenance that follows the next batch, i.e. with V = the store's
+  latest version + 1 (the version the next batch commits). Maintenance runs on a timer
+  (``stateStore.maintenanceInterval``, 60 s) or, with ``stateStore.unloadOnCommit``, in the
+  task right after each commit (``StateStoreRDD`` → ``StateStore.doMaintenanceAndUnload``).
+* HDFS-backed state (``HDFSBackedStateStoreProvider.cleanup``):
   ``E = V - minBatchesToRetain``; when E > 0 the files needed to load E (latest snapshot at or
   before E, else the first delta) start at version S, and every version below S is deleted —
   one file per version, the snapshot when a version has both, so a ``.delta`` beside a deleted
-  ``.snapshot`` stays for ever.
+  ``.snapshot`` goes one maintenance later (``delete_after_next``). Checked against Spark 4.2
+  by ``tests/ops/test_ops_retention.py``.
 * RocksDB state (``RocksDBFileManager.deleteOldVersions``): versions below
-  ``V - minBatchesToRetain + 1`` lose their ``.zip``/``.changelog``; SST files that no retained
-  version's zip metadata names are deleted (orphans).
+  ``V - minBatchesToRetain + 1`` lose their ``.zip``/``.changelog``; SST files only those
+  versions name go with them. Not checked against Spark: Spark 4.2 also waits for
+  ``round(ratioExtraSpaceAllowedInCheckpoint × minBatchesToRetain)`` stale versions, caps
+  versions per run (``maxVersionsToDeletePerMaintenance``) and deletes orphan files older than
+  the oldest retained version, none of which this plan models (orphans are listed apart).
 * file source/sink logs (``CompactibleFileStreamLog``): batch ``b`` is a compaction when
   ``(b + 1) % interval == 0``; the ``.compact`` file re-writes the previous compact file plus
   every batch since. After adding batch C, when ``interval <= C + 1 - minBatchesToRetain``,
@@ -86,12 +93,15 @@ def _hdfs_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
         if mt and not it.is_dir:
             per_version.setdefault(int(mt.group(1)), {})[it.name] = it.size
     if not per_version:
-        return {"latest_version": None, "delete_next": [], "delete_bytes": 0, "never_deleted": [], "never_bytes": 0}
+        return {"latest_version": None, "planned_at_version": None, "delete_next": [], "delete_bytes": 0,
+                "delete_after_next": [], "after_next_bytes": 0}
     versions = sorted(per_version)
     latest = versions[-1]
-    earliest = latest - m
+    at = latest + 1  # the version the next batch commits; its maintenance runs on it
+    earliest = at - m
     delete: list[str] = []
-    never: list[str] = []
+    later: list[str] = []
+    start = versions[0]
     if earliest > 0:
         snaps = [v for v in versions if v <= earliest and any(n.endswith(".snapshot") for n in per_version[v])]
         start = snaps[-1] if snaps else min((v for v in versions if v <= earliest), default=earliest)
@@ -102,17 +112,18 @@ def _hdfs_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
             snap = [n for n in files if n.endswith(".snapshot")]
             if snap:  # Spark lists one file per version, preferring the snapshot
                 delete += snap
-                never += [n for n in files if n not in snap]
+                later += [n for n in files if n not in snap]
             else:
                 delete += list(files)
     sizes = {n: s for f in per_version.values() for n, s in f.items()}
     return {
         "latest_version": latest,
-        "earliest_version_kept": latest - m if earliest > 0 else versions[0],
+        "planned_at_version": at,
+        "earliest_version_kept": start,
         "delete_next": sorted(delete, key=_vkey),
         "delete_bytes": sum(sizes[n] for n in delete),
-        "never_deleted": sorted(never, key=_vkey),
-        "never_bytes": sum(sizes[n] for n in never),
+        "delete_after_next": sorted(later, key=_vkey),
+        "after_next_bytes": sum(sizes[n] for n in later),
     }
 
 
@@ -149,9 +160,10 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
     ssts = _sizes(storage, storage.join(folder, "SSTs"))
     all_versions = sorted(set(zips) | set(others))
     if not all_versions:
-        return {"latest_version": None, "delete_next": [], "delete_bytes": 0, "orphan_ssts": [], "orphan_bytes": 0}
+        return {"latest_version": None, "planned_at_version": None, "delete_next": [], "delete_bytes": 0, "orphan_ssts": [],
+                "orphan_bytes": 0}
     latest = all_versions[-1]
-    keep_from = max(all_versions[0], latest - m + 1)
+    keep_from = max(all_versions[0], latest + 1 - m + 1)  # after the next batch commits latest + 1
     delete = [n for v in all_versions if v < keep_from for n, _ in zips.get(v, []) + others.get(v, [])]
     referenced_kept: set[str] = set()
     referenced_any: set[str] = set()
@@ -173,6 +185,7 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
     freed = sorted(n for n in ssts if n in referenced_any and n not in referenced_kept)
     return {
         "latest_version": latest,
+        "planned_at_version": latest + 1,
         "earliest_version_kept": keep_from,
         "delete_next": delete + [f"SSTs/{n}" for n in freed],
         "delete_bytes": sum(sizes[n] for n in delete) + sum(ssts[n] for n in freed),
@@ -194,7 +207,8 @@ def _state(storage: Storage, op: StateOperator, m: int) -> dict[str, Any]:
         "provider": op.provider,
         "bytes": op.bytes,
         "delete_bytes": sum(s["delete_bytes"] for s in stores),
-        "never_bytes": sum(s.get("never_bytes", 0) + s.get("orphan_bytes", 0) for s in stores),
+        "after_next_bytes": sum(s.get("after_next_bytes", 0) for s in stores),
+        "orphan_bytes": sum(s.get("orphan_bytes", 0) for s in stores),
         "stores": stores,
     }
 
@@ -259,10 +273,10 @@ def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int 
         "state": state,
         "file_logs": logs,
         "delete_bytes": total,
-        "never_deleted_bytes": sum(s["never_bytes"] for s in state),
+        "after_next_bytes": sum(s["after_next_bytes"] for s in state),
+        "orphan_bytes": sum(s["orphan_bytes"] for s in state),
         "never": [
             "metadata (the query id) and the latest minBatchesToRetain+1 offsets/commits files",
             "compact files only grow: every file a source read / a sink wrote stays listed",
-            "a .delta beside a .snapshot of the same version (HDFS state) once the snapshot is purged",
         ],
     }
