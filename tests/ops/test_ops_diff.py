@@ -150,3 +150,98 @@ def test_diff_golden_on_the_corpus(corpus, unchanged, fmt):
     r = _invoke(*args)
     assert r.exit_code == 1, r.output
     _golden(f"join2-0-4.{fmt}", r.stdout.replace(str(cp), "<PATH>"))
+
+
+def _run_once(writer_df, cp: Path, out: Path, **trigger) -> None:
+    q = writer_df.writeStream.option("checkpointLocation", str(cp)).format("parquet").trigger(**trigger).start(str(out))
+    q.awaitTermination(180)
+    assert q.exception() is None, q.exception()
+
+
+def _latest_offsets_line(cp: Path, source: int = 0) -> str:
+    offs = _offsets(cp)
+    return offs[max(offs)][2 + source]
+
+
+@pytest.mark.spark
+def test_diff_rate_source_offsets(spark, unchanged, tmp_path):
+    """A `rate-micro-batch` source (10 rows and 1,000 ms of event time per batch), one batch
+    per start: diff's offset and timestamp deltas are the offsets files' and the sink's rows."""
+    out = tmp_path / "rate-out"
+    cp = out / "_checkpoint"
+    df = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 10).option("startTimestamp", 0).load()
+    for _ in range(2):
+        _run_once(df, cp, out, once=True)
+    shutil.copytree(out, tmp_path / "old-out")
+    old_line = _latest_offsets_line(cp)
+    rows_before = spark.read.parquet(str(out)).count()
+    for _ in range(3):
+        _run_once(df, cp, out, once=True)
+    new_line = _latest_offsets_line(cp)
+    rows_after = spark.read.parquet(str(out)).count()
+    unchanged(out)
+    unchanged(tmp_path / "old-out")
+
+    r = _invoke(str(tmp_path / "old-out" / "_checkpoint"), str(cp), "--json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    [src] = doc["sources"]
+    assert src["kind"] == "rate" and src["old"] == old_line and src["new"] == new_line
+    o, n = json.loads(old_line), json.loads(new_line)
+    assert src["fields"]["offset"] == {"old": o["offset"], "new": n["offset"], "delta": n["offset"] - o["offset"]}
+    assert src["fields"]["offset"]["delta"] == rows_after - rows_before == 30  # Spark's sink agrees
+    assert src["fields"]["timestamp"]["delta"] == 3 * 1000
+    assert doc["batches"]["planned"] == [2, 4]
+    text = _invoke(str(tmp_path / "old-out" / "_checkpoint"), str(cp))
+    assert text.exit_code == 1 and "offset" in text.output
+
+
+@pytest.mark.spark
+def test_diff_kafka_offsets_per_partition(spark, kafka_broker, unchanged, tmp_path):
+    """Spark's Kafka source on the session's broker (a fresh 3-partition topic): diff's
+    per-partition offset deltas are the broker's end offsets moving, and their sum is the rows
+    Spark's sink gained."""
+    from confluent_kafka import Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    from sample_pipelines.clicks.factory import ensure_topic
+
+    topic = f"diff-{tmp_path.name}"
+    ensure_topic(kafka_broker, topic, 3)
+    admin = AdminClient({"bootstrap.servers": kafka_broker})
+
+    def produce(n: int) -> dict[str, int]:
+        p = Producer({"bootstrap.servers": kafka_broker})
+        for i in range(n):
+            p.produce(topic, value=str(i).encode(), partition=i % 3)
+        assert p.flush(60) == 0
+        fut = admin.list_offsets({TopicPartition(topic, i): OffsetSpec.latest() for i in range(3)})
+        return {str(tp.partition): f.result(30).offset for tp, f in fut.items()}
+
+    try:
+        df = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", kafka_broker)
+              .option("subscribe", topic).option("startingOffsets", "earliest").load()
+              .selectExpr("CAST(value AS STRING) AS v", "partition", "offset"))
+    except Exception as e:  # noqa: BLE001 - the connector's jars are optional
+        pytest.skip(f"Spark's Kafka connector is not loaded here ({type(e).__name__}); `make jars` resolves it")
+    out = tmp_path / "kafka-out"
+    cp = out / "_checkpoint"
+    end_old = produce(30)
+    _run_once(df, cp, out, availableNow=True)
+    shutil.copytree(out, tmp_path / "old-out")
+    end_new = produce(45)
+    _run_once(df, cp, out, availableNow=True)
+    unchanged(out)
+    unchanged(tmp_path / "old-out")
+
+    r = _invoke(str(tmp_path / "old-out" / "_checkpoint"), str(cp), "--json")
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    [src] = doc["sources"]
+    assert src["kind"] == "kafka"
+    rows = {row["partition"]: row for row in src["partitions"]}
+    assert {p: (row["old"], row["new"]) for p, row in rows.items()} == {p: (end_old[p], end_new[p]) for p in end_old}
+    assert src["records"] == 45 == sum(end_new[p] - end_old[p] for p in end_old)
+    assert spark.read.parquet(str(out)).count() == 75  # Spark's sink: every record once
+    text = _invoke(str(tmp_path / "old-out" / "_checkpoint"), str(cp))
+    assert text.exit_code == 1 and topic in text.output
