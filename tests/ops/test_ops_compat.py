@@ -84,7 +84,9 @@ def test_text_report_names_the_rule_and_file(spark, checkpoint, unchanged):
     assert "INCOMPATIBLE" in r.output and "state 0 key schema" in r.output and "_metadata/schema" in r.output
 
 
-def test_bad_query_spec(spark, checkpoint, tmp_path):
+def test_bad_query_spec(spark, checkpoint, tmp_path, unchanged):
+    unchanged(checkpoint.parent)
+    unchanged(tmp_path)
     r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", "tests.ops.compat_queries:not_a_writer"])
     assert r.exit_code == 2 and "not a DataStreamWriter" in r.output
     r = CliRunner().invoke(main, ["compat", str(checkpoint), "--query", "nope"])

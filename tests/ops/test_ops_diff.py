@@ -120,14 +120,17 @@ def test_diff_from_batch_to_batch(mini_query, unchanged):
     assert len(doc["sink"]["files_added"]) >= 3  # one Parquet file per partition written
 
 
-def test_diff_usage_errors(tmp_path):
-    r = _invoke(str(tmp_path / "nope"), str(tmp_path / "nope2"))
-    assert r.exit_code == 4 and "no such file or directory" in r.output
-    r = _invoke(str(tmp_path))
-    assert r.exit_code == 2 and "NEW is missing" in r.output
+def test_diff_usage_errors(tmp_path, unchanged):
+    cp = tmp_path / "cp"
+    cp.mkdir()
     bad = tmp_path / "x.json"
     bad.write_text('{"schema": "other"}')
-    r = _invoke(str(bad), str(tmp_path))
+    unchanged(cp)
+    r = _invoke(str(tmp_path / "nope"), str(tmp_path / "nope2"))
+    assert r.exit_code == 4 and "no such file or directory" in r.output
+    r = _invoke(str(cp))
+    assert r.exit_code == 2 and "NEW is missing" in r.output
+    r = _invoke(str(bad), str(cp))
     assert r.exit_code == 4 and "not a streamwatch inspect --json document" in r.output
     assert "Traceback" not in r.output
     assert "Examples:" in CliRunner().invoke(main, ["diff", "--help"]).output

@@ -14,6 +14,7 @@ from streamwatch.checkpoint import read_checkpoint
 from streamwatch.checkpoint.fs import open_storage
 from streamwatch.checkpoint.ops.compat_rules import NewOperator, NewQuery, NewSource, check, read_schema_file
 from streamwatch.cli import main
+from streamwatch.cli.compat_cmd import render
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
@@ -64,6 +65,7 @@ def test_compat_rules_golden(corpus, unchanged):
     doc = check(cp, storage, new)
     assert doc["verdict"] == "incompatible"
     _golden("compat/join2-three-sources.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode().replace(str(path), "<PATH>") + "\n")
+    _golden("compat/join2-three-sources.text", render(doc).replace(str(path), "<PATH>") + "\n")
 
 
 def test_state_schema_file_v2_is_read():

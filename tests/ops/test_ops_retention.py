@@ -129,7 +129,8 @@ def test_spark_state_maintenance_deletes_exactly_what_the_plan_predicted(mini_qu
         assert not set(s["delete_after_next"]) & _state_files(q.cp)[store]
 
 
-def test_retention_usage_errors(tmp_path):
+def test_retention_usage_errors(tmp_path, unchanged):
+    unchanged(tmp_path)
     r = CliRunner().invoke(main, ["retention", str(tmp_path / "nope")])
     assert r.exit_code == 4 and "no such file or directory" in r.output
     r = CliRunner().invoke(main, ["retention", str(tmp_path), "--min-batches", "0"])
