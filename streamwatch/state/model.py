@@ -50,7 +50,8 @@ class StateTable:
     """The rows of one store (or one join side) of one operator as of ``batch_id``
     (``version`` = batch id + 1). ``rows`` hold values in ``columns`` order (Python values:
     datetimes are tz-aware UTC, structs dicts); ``total_rows`` counts all rows before
-    ``--limit``; ``partitions`` one entry per partition read."""
+    ``--limit``; ``partitions`` one entry per partition read; ``variable`` the
+    transformWithState state variable (or ``timers``) the rows belong to, else None."""
 
     operator_id: int
     operator_name: str | None
@@ -64,6 +65,7 @@ class StateTable:
     total_rows: int
     partitions: tuple[PartitionSize, ...] = ()
     findings: tuple[Finding, ...] = field(default_factory=tuple)
+    variable: str | None = None
 
     @property
     def bytes(self) -> int:

@@ -151,9 +151,8 @@ def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, 
     provider = provider_of(op, ctx.conf)
     version = batch_id + 1
     if (op.name or "").startswith("transformWithState") or op.state_variables:
-        names = ", ".join(f"{v.name} ({v.kind})" for v in op.state_variables) or "unknown"
-        raise StateReadError(f"state/{op.operator_id} ({op.name}): transformWithState state variables "
-                             f"[{names}] live in column families streamwatch does not decode yet")
+        raise StateReadError(f"state/{op.operator_id} ({op.name}): transformWithState state is read per state "
+                             "variable (pick one with var=/--var)")
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
     raw_store = f"{store}-keyWithIndexToValue" if side else store
@@ -225,11 +224,13 @@ def open_context(path: str, storage_options: dict | None = None):
 
 def read_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
                partition: int | None = None, limit: int | None = None,
-               storage_options: dict | None = None) -> list[StateTable]:
+               storage_options: dict | None = None, var: str | None = None) -> list[StateTable]:
     """The state rows of the checkpoint at ``path`` as of ``batch`` (default: the last
     committed batch): one :class:`StateTable` per operator and store (join: per side), or
     only ``operator``/``store``/``partition`` when given; at most ``limit`` rows per table
-    (``total_rows`` still counts all). Raises :class:`StateReadError` (one line) when the
+    (``total_rows`` still counts all). A transformWithState operator gives one table per
+    state variable (value/list/map state, ``timers``), or only ``var``; ``encodingFormat``
+    ``unsaferow`` and ``avro`` are decoded. Raises :class:`StateReadError` (one line) when the
     checkpoint, operator, store, batch or schema cannot be read; an unreadable partition is
     a finding in its table."""
     cp, ctx = open_context(path, storage_options)
@@ -251,6 +252,23 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
             if partition not in parts:
                 raise StateReadError(f"state/{op.operator_id}: no partition {partition} (partitions 0–{max(parts) if parts else -1})")
             parts = [partition]
+        from streamwatch.state import tws_reader
+
+        if tws_reader.is_tws(op):
+            if store not in (None, DEFAULT_CF):
+                raise StateReadError(f"state/{op.operator_id}: transformWithState keeps one store (default); "
+                                     "pick a state variable with var=/--var")
+            op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
+            if var is None:
+                cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch, parts)
+                variables = tws_reader.variable_names(op, cfs)
+            else:
+                variables = [var]
+            tables.extend(tws_reader.read_variable(ctx, op, v, batch, parts, limit) for v in variables)
+            continue
+        if var is not None:
+            raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): var= applies to transformWithState "
+                                 "operators only")
         names = default_stores(op) if store is None else [store]
         known = set(op.store_names) | set(default_stores(op)) | {DEFAULT_CF}
         for name in names:

@@ -10,7 +10,10 @@ Mirrors ``SchemaHelper`` (``SchemaV1Reader``/``SchemaV2Reader``/``SchemaV3Reader
 - ``<op>/_stateSchema/<store>/<batchId>_<uuid>``: ``v3`` (as a text line, or ``writeUTF``),
   then one JSON object per column family — ``columnFamilyName``, ``keySchema``,
   ``valueSchema``, ``keyStateEncoderSpec`` (prefix-scan column count, range-scan ordinals),
-  ``userKeyEncoderSchema``.
+  ``userKeyEncoderSchema``; or (Spark 4.1+, ``SchemaV3Writer``) ``writeUTF("v3")``, an int
+  column-family count, then per column family ``writeUTF(name)``, a short key schema id, the
+  key schema (int chunk count + ``writeUTF`` chunks), a short value schema id, the value
+  schema, the key encoder spec JSON and the user-key schema JSON (chunked likewise).
 
 Errors: :class:`~streamwatch.state.types.SchemaError` (one line).
 """
@@ -80,6 +83,36 @@ def _spec(doc: Any) -> tuple[str, int, tuple[int, ...]]:
     return "noPrefix", 0, ()
 
 
+def _binary_v3(data: bytes, pos: int) -> list[ColumnFamilySchema]:
+    n = struct.unpack_from(">i", data, pos)[0]
+    if n <= 0 or n > 10_000:
+        raise SchemaError(f"schema v3 file has an impossible column family count {n}")
+    pos += 4
+    out = []
+    for _ in range(n):
+        name, pos = _utf(data, pos)
+        if pos + 2 > len(data):
+            raise SchemaError("schema file truncated")
+        key_id = struct.unpack_from(">h", data, pos)[0]
+        key, pos = _chunks(data, pos + 2)
+        if pos + 2 > len(data):
+            raise SchemaError("schema file truncated")
+        value_id = struct.unpack_from(">h", data, pos)[0]
+        value, pos = _chunks(data, pos + 2)
+        spec_s, pos = _chunks(data, pos)
+        user_s, pos = _chunks(data, pos)
+        try:
+            spec = orjson.loads(spec_s) if spec_s.strip() else {}
+            user = orjson.loads(user_s) if user_s.strip() else {}
+        except orjson.JSONDecodeError as e:
+            raise SchemaError(f"schema v3 column family {name!r}: encoder spec is not JSON ({e})") from None
+        enc, prefix, ords = _spec(spec)
+        raw = {"columnFamilyName": name, "keySchemaId": key_id, "valueSchemaId": value_id,
+               "keyStateEncoderSpec": spec, "userKeyEncoderSchema": user or None}
+        out.append(ColumnFamilySchema(name, parse_struct(key), parse_struct(value), enc, prefix, ords, 3, raw))
+    return out
+
+
 def parse_schema_file(data: bytes) -> list[ColumnFamilySchema]:
     """The column families of one schema file (v1, v2 or v3; see module docstring).
     Raises :class:`SchemaError` for an unknown version or malformed content."""
@@ -101,6 +134,8 @@ def parse_schema_file(data: bytes) -> list[ColumnFamilySchema]:
         key, pos = _chunks(data, pos)
         value, pos = _chunks(data, pos)
         return [ColumnFamilySchema(DEFAULT_CF, parse_struct(key), parse_struct(value), version=2)]
+    if version == 3 and len(data) >= pos + 4 and data[pos:pos + 2] == b"\x00\x00":
+        return _binary_v3(data, pos)
     if version == 3:
         out = []
         for line in data[pos:].splitlines():

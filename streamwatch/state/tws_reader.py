@@ -1,0 +1,163 @@
+"""The rows of one transformWithState state variable as of a batch (see
+:mod:`streamwatch.state.tws` for the byte layout), as tables shaped like Spark's state data
+source output: value state ``key.*, value.*``; list state one row per element
+``key.*, value.*``; map state one row per entry ``key.*, user_map_key.*, user_map_value.*``;
+timers (``timers``) ``key.*, expiration_timestamp_ms``; each with ``partition_id``. A TTL
+variable's value columns are the user value fields (its expiry is a ``ttlExpirationMs``
+column the data source does not show)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamwatch.model.findings import Finding
+from streamwatch.model.statestore import StateOperator
+from streamwatch.state import rocksdb
+from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
+from streamwatch.state.reader import StateContext, find_schema, provider_of, store_folder
+from streamwatch.state.records import StateFileError
+from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
+from streamwatch.state.tws import TIMER_CFS, TIMERS, key_decoder, split_values, value_decoder
+from streamwatch.state.unsaferow import RowError
+
+TTL_FIELD = "ttlExpirationMs"
+
+
+def is_tws(op: StateOperator) -> bool:
+    """Whether ``op`` is a transformWithState operator (its name or state variables say so)."""
+    return (op.name or "").startswith("transformWithState") or bool(op.state_variables)
+
+
+def variable_names(op: StateOperator, cfs: list[ColumnFamilySchema] | None = None) -> list[str]:
+    """The user state variables of ``op`` (operator metadata order), plus ``timers`` when it
+    registers timers; from the schema file's column families when the metadata has none."""
+    names = [v.name for v in op.state_variables if not v.name.startswith("$")]
+    has_timers = any(v.kind == "TimerState" for v in op.state_variables)
+    if cfs is not None:
+        if not names:
+            names = [c.name for c in cfs if not c.name.startswith("$") and c.name != DEFAULT_CF]
+        has_timers = has_timers or any(c.name in TIMER_CFS for c in cfs)
+    return names + ([TIMERS] if has_timers else [])
+
+
+def _kind(op: StateOperator, var: str, cf: ColumnFamilySchema) -> str:
+    for v in op.state_variables:
+        if v.name == var:
+            return {"ValueState": "value", "ListState": "list", "MapState": "map"}.get(v.kind, v.kind)
+    return "map" if cf.encoder == "prefixScan" else "value"
+
+
+def _fields(prefix: str, schema, part: str) -> tuple[Column, ...]:
+    return tuple(Column(f"{prefix}.{f.name}", f.type.simple(), part) for f in schema.fields)
+
+
+def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int, partitions: list[int],
+                  limit: int | None) -> StateTable:
+    """The rows of state variable ``var`` (or ``timers``) of transformWithState operator
+    ``op`` after ``batch_id``. Raises :class:`StateReadError` for an unknown variable, a
+    store that is not RocksDB, or an unreadable schema; an unreadable partition or row is a
+    finding in the table."""
+    provider = provider_of(op, ctx.conf)
+    if provider != "rocksdb":
+        raise StateReadError(f"state/{op.operator_id}: transformWithState state in a {provider} store is not decoded")
+    avro = ctx.encoding == "avro"
+    if ctx.encoding not in ("avro", "unsaferow"):
+        raise StateReadError(f"state/{op.operator_id}: stateStore.encodingFormat={ctx.encoding} is not decoded "
+                             "(unsaferow and avro are)")
+    op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
+    every = sorted({p.partition_id for p in op.partitions})
+    cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch_id, partitions + [p for p in every if p not in partitions])
+    by_name = {c.name: c for c in cfs}
+    names = variable_names(op, cfs)
+    if var not in names:
+        raise StateReadError(f"state/{op.operator_id}: no state variable {var!r} (variables: {', '.join(names) or 'none'})")
+    cf_name = next((n for n in TIMER_CFS if n in by_name), "") if var == TIMERS else var
+    cf = by_name.get(cf_name)
+    if cf is None:
+        raise StateReadError(f"state/{op.operator_id}: state variable {var!r} has no column family in the schema file")
+    kind = "timers" if var == TIMERS else _kind(op, var, cf)
+    kdec = key_decoder(cf, avro)
+    vdec = value_decoder(cf, avro)
+    ttl = kind in ("value", "list", "map") and cf.value.names[-1:] == (TTL_FIELD,) and len(cf.value.fields) == 2
+    value_schema = cf.value.fields[0].type if ttl else None
+    if kind == "timers":
+        grouping = cf.key.fields[0].type
+        columns = _fields("key", grouping, "key") + (Column("expiration_timestamp_ms", "bigint", "value"),)
+    elif kind == "map":
+        grouping, user_key = cf.key.fields[0].type, cf.key.fields[1].type
+        vals = value_schema if value_schema is not None and value_schema.name == "struct" else cf.value.as_type()
+        columns = (_fields("key", grouping, "key") + _fields("user_map_key", user_key, "key")
+                   + _fields("user_map_value", vals, "value"))
+    else:
+        vals = value_schema if value_schema is not None and value_schema.name == "struct" else cf.value.as_type()
+        columns = _fields("key", cf.key.as_type(), "key") + _fields("value", vals, "value")
+    columns += (Column("partition_id", "int", "meta"),)
+
+    def flat(v: Any, n: int) -> tuple[Any, ...]:
+        if isinstance(v, dict):
+            return tuple(v.values())
+        return (None,) * n if v is None else (v,)
+
+    def rows_of(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+        key = kdec(k)
+        if kind == "timers":
+            return [flat(key[0], len(cf.key.fields[0].type.fields)) + (key[1],)]
+        if kind == "map":
+            value = vdec(v, 0, len(v))
+            value = flat(value[0], len(vals.fields)) if ttl else value
+            return [flat(key[0], len(grouping.fields)) + flat(key[1], len(user_key.fields)) + value]
+        spans = split_values(v) if kind == "list" else [(0, len(v))]
+        out = []
+        for off, end in spans:
+            value = vdec(v, off, end)
+            out.append(key + (flat(value[0], len(value_schema.fields)) if ttl and value_schema is not None else value))
+        return out
+
+    out: list[tuple[Any, ...]] = []
+    sizes: list[PartitionSize] = []
+    findings: list[Finding] = []
+    total = bad = 0
+    version = batch_id + 1
+    for p in partitions:
+        folder = store_folder(ctx, op, p, DEFAULT_CF)
+        names_ = [s.name for s in op.stores] or [DEFAULT_CF]
+        ids = ctx.unique_ids(op.operator_id, p, names_.index(DEFAULT_CF) if DEFAULT_CF in names_ else 0, version)
+        try:
+            raw, rep = rocksdb.load(ctx.storage, folder, version, ctx.codec, ids)
+        except (StateFileError, OSError) as e:
+            sizes.append(PartitionSize(p, var, error=str(e)))
+            findings.append(Finding("error", "state-store-unreadable", str(e), folder))
+            continue
+        except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
+            msg = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
+            sizes.append(PartitionSize(p, var, error=msg))
+            findings.append(Finding("error", "state-store-unreadable", msg, folder))
+            continue
+        mapping = dict(rep.cf_mapping)
+        if cf_name not in mapping:
+            msg = (f"partition {p}: no column family id for {cf_name!r} (the snapshot zip's columnFamilyMapping "
+                   f"lists {', '.join(sorted(mapping)) or 'none'})")
+            sizes.append(PartitionSize(p, var, error=msg))
+            findings.append(Finding("error", "state-variable-unmapped", msg, folder))
+            continue
+        prefix = int(mapping[cf_name]).to_bytes(2, "little", signed=True)
+        mine = [(k, v) for k, v in raw.items() if k[:2] == prefix]
+        n_rows = 0
+        for k, v in mine:
+            try:
+                decoded = rows_of(k, v)
+            except RowError as e:
+                bad += 1
+                if bad == 1:
+                    findings.append(Finding("error", "state-row-undecodable", f"{var} partition {p}: {e}", folder))
+                continue
+            n_rows += len(decoded)
+            for r in decoded:
+                if limit is None or len(out) < limit:
+                    out.append(r + (p,))
+        total += n_rows
+        sizes.append(PartitionSize(p, var, n_rows, rep.bytes, rep.snapshot, rep.changelogs))
+    if bad > 1:
+        findings.append(Finding("error", "state-row-undecodable", f"{bad} {var} entries could not be decoded", op_folder))
+    return StateTable(op.operator_id, op.name, DEFAULT_CF, provider, ctx.encoding, batch_id, version, columns,
+                      tuple(out), total, tuple(sizes), tuple(findings), variable=var)
