@@ -1,5 +1,7 @@
 """``streamwatch state CHECKPOINT``: the rows in a checkpoint's state stores as of a batch,
-decoded without a JVM (HDFS-backed and RocksDB stores, UnsafeRow)."""
+decoded without a JVM (HDFS-backed and RocksDB stores, UnsafeRow and Avro, transformWithState
+state variables), and ``--audit``: bounded vs growing state per operator, sharpened by a
+recording's or event log's progress reports (``--recording``)."""
 
 from __future__ import annotations
 
@@ -20,10 +22,14 @@ Examples:
   streamwatch state CP --partition 3 --limit 50     one partition, first 50 rows
   streamwatch state CP --operator 0 --csv > state.csv
   streamwatch state CP --json | jq '.tables[0].partitions'
+  streamwatch state CP --var seen                   a transformWithState list state
+  streamwatch state CP --var timers                 its registered timers
+  streamwatch state CP --audit                      bounded or growing, per operator
+  streamwatch state CP --audit --recording events.jsonl   …with numRowsRemoved per batch
 
 \b
-Timestamps print as UTC text, windows as start – end. Exit status: 0 ok, 2 usage,
-4 unreadable (no such checkpoint/operator/store/batch, a schema or encoding that
+Timestamps print as UTC text, windows as start – end. Exit status: 0 ok,
+1 (--audit) some state grows or is skewed, 2 usage, 4 unreadable (no such checkpoint/operator/store/batch, a schema or encoding that
 cannot be read, a state file that is missing or corrupt). Nothing is ever written
 under CHECKPOINT (RocksDB stores are rebuilt in a temporary folder).
 """
@@ -35,7 +41,7 @@ def _leaf(col: str) -> str:
 def _table_doc(t) -> dict:
     names = [c.name for c in t.columns]
     return {
-        "operator": t.operator_id, "operator_name": t.operator_name, "store": t.store,
+        "operator": t.operator_id, "operator_name": t.operator_name, "store": t.store, "variable": t.variable,
         "provider": t.provider, "encoding": t.encoding, "batch_id": t.batch_id, "version": t.version,
         "columns": [{"name": c.name, "type": c.type} for c in t.columns],
         "rows": [[jsonable(v, _leaf(n)) for n, v in zip(names, r)] for r in t.rows],
@@ -63,7 +69,8 @@ def _print_tables(tables) -> None:
     out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 250)
     for t in tables:
         shown = len(t.rows)
-        title = (f"operator {t.operator_id} ({t.operator_name or 'unknown'}) · store {t.store} · {t.provider} · "
+        where = f"variable {t.variable}" if t.variable else f"store {t.store}"
+        title = (f"operator {t.operator_id} ({t.operator_name or 'unknown'}) · {where} · {t.provider} · {t.encoding} · "
                  f"batch {t.batch_id} (version {t.version}) · {t.total_rows} rows"
                  + (f" (first {shown})" if shown < t.total_rows else ""))
         table = Table(title=title, title_justify="left")
@@ -80,6 +87,68 @@ def _print_tables(tables) -> None:
         out.print(f"partitions: {sizes or 'none readable'}", highlight=False)
 
 
+def _audit_doc(a) -> dict:
+    ev = a.evidence
+    return {
+        "operator": a.operator_id, "operator_name": a.name, "verdict": a.verdict,
+        "rows_per_batch": round(a.rows_per_batch, 3), "bytes_per_batch": round(a.bytes_per_batch, 1),
+        "batches_to_10gib": a.batches_to_projection, "skew_share": a.skew_share, "partitions": a.partitions,
+        "watermark_moved": a.watermark_moved, "error": a.error,
+        "points": [{"batch_id": p.batch_id, "rows": p.rows, "bytes": p.bytes} for p in a.points],
+        "restart": [{"partition": r.partition, "store": r.store, "snapshot": r.snapshot, "replay_files": r.replay_files,
+                     "replay_bytes": r.replay_bytes, "lagging": r.lagging} for r in a.restart],
+        "progress": None if ev is None else {
+            "verdict": ev.verdict, "reason": ev.reason, "rows_removed": ev.removed, "rows_dropped_by_watermark": ev.dropped,
+            "watermark_moved": ev.watermark_moved,
+            "batches": [{"batch_id": p.batch_id, "num_rows_total": p.rows_total, "num_rows_removed": p.rows_removed,
+                         "num_rows_dropped_by_watermark": p.rows_dropped, "watermark_ms": p.watermark_ms} for p in ev.points]},
+    }
+
+
+def _run_audit(checkpoint: str, recording: str | None, operator: int | None, as_json: bool) -> int:
+    """``--audit``: print the audit; the exit status (0 ok, 1 warnings, 4 unreadable)."""
+    from streamwatch.state import StateReadError
+    from streamwatch.state.audit import audit_findings, audit_state
+
+    try:
+        audits = audit_state(checkpoint, recording=recording)
+    except StateReadError as e:
+        click.echo(f"streamwatch state: {e}", err=True)
+        return ExitCode.UNREADABLE
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
+        click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
+        return ExitCode.UNREADABLE
+    audits = [a for a in audits if operator is None or a.operator_id == operator]
+    findings = audit_findings(audits)
+    if as_json:
+        import orjson
+
+        doc = {"schema": "streamwatch.state-audit/1", "checkpoint": checkpoint, "recording": recording,
+               "operators": [_audit_doc(a) for a in audits],
+               "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in findings]}
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 250)
+        table = Table(title=f"state audit · {checkpoint}", title_justify="left")
+        for col in ("operator", "verdict", "rows", "rows/batch", "bytes/batch", "skew", "removed", "evidence"):
+            table.add_column(col, no_wrap=col != "evidence")
+        for a in audits:
+            ev = a.evidence
+            table.add_row(f"{a.operator_id} ({a.name or 'unknown'})", a.verdict,
+                          str(a.points[-1].rows) if a.points else "–", f"{a.rows_per_batch:+.1f}",
+                          f"{a.bytes_per_batch:+.0f}", f"{a.skew_share:.0%}" if a.skew_share is not None else "–",
+                          str(ev.removed) if ev is not None else "–",
+                          ev.reason if ev is not None else (a.error or "state files only"))
+        out.print(table)
+        for f in findings:
+            out.print(f"{f.severity}: {f.code}: {f.message}", highlight=False)
+    return ExitCode.WARNINGS if any(f.severity in ("warning", "error") for f in findings) else ExitCode.OK
+
+
 @click.command(epilog=EPILOG)
 @click.argument("checkpoint", type=str)
 @click.option("--operator", "operator", type=click.IntRange(min=0), default=None, metavar="N", help="Only state operator N (state/N).")
@@ -87,30 +156,46 @@ def _print_tables(tables) -> None:
 @click.option("--batch", "batch", type=click.IntRange(min=0), default=None, metavar="B", help="State after batch B (default: the last committed batch).")
 @click.option("--partition", type=click.IntRange(min=0), default=None, metavar="P", help="Only partition P.")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, metavar="N", help="Rows per table (0: all).")
+@click.option("--var", "var", type=str, default=None, metavar="NAME",
+              help="transformWithState: only state variable NAME (or 'timers').")
+@click.option("--audit", is_flag=True, help="Bounded or growing state per operator (slopes, skew, restart cost).")
+@click.option("--recording", type=str, default=None, metavar="FILE",
+              help="With --audit: the query's recording (JSONL) or Spark event log, for numRowsRemoved per batch.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.state/1).")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV of one table (pick it with --operator/--store); all rows unless --limit.")
 def state(checkpoint: str, operator: int | None, store: str | None, batch: int | None, partition: int | None,
-          limit: int, as_json: bool, as_csv: bool) -> None:
+          limit: int, var: str | None, audit: bool, recording: str | None, as_json: bool, as_csv: bool) -> None:
     """Show the rows in CHECKPOINT's state stores as of a batch, without a JVM.
 
     Decodes HDFS-backed stores (snapshot + deltas) and RocksDB stores (zip +
     SSTs + changelogs, checkpoint format v1 and v2) for streaming aggregations,
     dropDuplicates, session windows, stream-stream joins (rows per side with
-    their matched flag) and flatMapGroupsWithState/applyInPandasWithState
-    (state + timeout). Key and value schemas come from the operator's state
-    schema files.
+    their matched flag), flatMapGroupsWithState/applyInPandasWithState
+    (state + timeout) and transformWithState state variables (value, list and
+    map state, TTL, timers; one table per variable, or --var). Rows in the
+    unsaferow or avro state encoding. Key and value schemas come from the
+    operator's state schema files.
+
+    With --audit: is each operator's state bounded or growing, from its state
+    versions (and, with --recording, the progress reports' numRowsTotal and
+    numRowsRemoved per batch: rows that rise while nothing is removed grow).
     """
     from streamwatch.state import StateReadError, read_state
 
     if as_json and as_csv:
         click.echo("streamwatch state: use --json or --csv, not both", err=True)
         sys.exit(ExitCode.USAGE)
+    if recording is not None and not audit:
+        click.echo("streamwatch state: --recording goes with --audit", err=True)
+        sys.exit(ExitCode.USAGE)
+    if audit:
+        sys.exit(_run_audit(checkpoint, recording, operator, as_json))
     ctx = click.get_current_context()
     if as_csv and ctx.get_parameter_source("limit") == click.core.ParameterSource.DEFAULT:
         limit = 0
     try:
         tables = read_state(checkpoint, operator=operator, store=store, batch=batch, partition=partition,
-                            limit=limit or None)
+                            limit=limit or None, var=var)
     except StateReadError as e:
         click.echo(f"streamwatch state: {e}", err=True)
         sys.exit(ExitCode.UNREADABLE)
@@ -118,7 +203,8 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
         click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
         sys.exit(ExitCode.UNREADABLE)
     if as_csv and len(tables) != 1:
-        which = ", ".join(f"--operator {t.operator_id} --store {t.store}" for t in tables)
+        which = ", ".join(f"--operator {t.operator_id} " + (f"--var {t.variable}" if t.variable else f"--store {t.store}")
+                          for t in tables)
         click.echo(f"streamwatch state: --csv writes one table; pick one of: {which}", err=True)
         sys.exit(ExitCode.USAGE)
     if as_json:

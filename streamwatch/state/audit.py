@@ -17,6 +17,11 @@ Classification (per operator, rows summed over partitions):
 - ``bounded``: otherwise, with at least :data:`MIN_POINTS` versions;
 - ``unknown``: fewer versions than that.
 
+With a recording or Spark event log of the query (``recording=``), the progress reports'
+``numRowsTotal``/``numRowsRemoved`` per batch (:mod:`streamwatch.state.evidence`) decide
+the verdict where they have one: rows that rise while ``numRowsRemoved`` stays ≈ 0 are
+``growing`` (even with a watermark that advances), rows kept level by removals ``bounded``.
+
 Restart cost mirrors ``HDFSBackedStateStoreProvider``/``RocksDB`` loading: the files replayed
 since the partition's last snapshot (``.snapshot``/``.zip``); a partition lags when that count
 exceeds ``spark.sql.streaming.stateStore.minDeltasForSnapshot`` (default 10).
@@ -28,6 +33,7 @@ from dataclasses import dataclass
 
 from streamwatch.model.findings import Finding
 from streamwatch.state import hdfs, rocksdb
+from streamwatch.state.evidence import MetricsEvidence, classify, progress_of
 from streamwatch.state.model import StateReadError
 from streamwatch.state.reader import StateContext, open_context, provider_of, store_folder
 from streamwatch.state.records import StateFileError
@@ -84,6 +90,7 @@ class OperatorGrowth:
     watermark_moved: bool | None = None
     error: str | None = None
     path: str | None = None
+    evidence: MetricsEvidence | None = None
 
 
 def _slope(xs: list[int], ys: list[int]) -> float:
@@ -193,15 +200,45 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
                           path=op.path)
 
 
-def audit_state(path: str, storage_options: dict | None = None) -> list[OperatorGrowth]:
+def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> OperatorGrowth:
+    """``a`` with the progress reports' ``evidence``; its verdict replaces the files' one
+    when it has one (see module docstring)."""
+    from dataclasses import replace
+
+    if evidence is None:
+        return a
+    verdict = evidence.verdict if evidence.verdict and a.error is None else a.verdict
+    proj = a.batches_to_projection
+    if verdict == "growing" and proj is None and a.bytes_per_batch > 0 and a.points:
+        proj = max(0, int((PROJECTION_BYTES - a.points[-1].bytes) / a.bytes_per_batch))
+    return replace(a, verdict=verdict, evidence=evidence, batches_to_projection=proj if verdict == "growing" else None)
+
+
+def audit_state(path: str, storage_options: dict | None = None, *, recording: str | None = None) -> list[OperatorGrowth]:
     """The audit of every state operator of the checkpoint at ``path`` up to its last
-    committed batch. Raises :class:`StateReadError` when the checkpoint cannot be read;
-    an operator whose files cannot be read has verdict ``unknown`` and ``error`` set."""
+    committed batch; ``recording``: a streamwatch recording (JSONL) or Spark event log of
+    the query whose progress reports sharpen the verdict (reports of other queries are
+    ignored). Raises :class:`StateReadError` when the checkpoint or the recording cannot
+    be read; an operator whose files cannot be read has verdict ``unknown`` and ``error`` set."""
     cp, ctx = open_context(path, storage_options)
     if not cp.state or not cp.commit_batch_ids:
         return []
+    reports = None
+    if recording is not None:
+        from streamwatch.events import EventSourceError, read_events
+
+        try:
+            reports = progress_of(read_events(recording), cp.query_id)
+        except (EventSourceError, OSError) as e:
+            raise StateReadError(f"{recording}: {e}") from None
     watermarks = [o.watermark_ms for o in cp.offsets if o.watermark_ms is not None]
-    return [audit_operator(ctx, op, watermarks, cp.commit_batch_ids[-1]) for op in cp.state if op.partitions]
+    out = []
+    for op in cp.state:
+        if not op.partitions:
+            continue
+        a = audit_operator(ctx, op, watermarks, cp.commit_batch_ids[-1])
+        out.append(with_evidence(a, classify(op.operator_id, reports)) if reports else a)
+    return out
 
 
 def _gib(n: float) -> str:
@@ -223,14 +260,17 @@ def audit_findings(audits: list[OperatorGrowth]) -> list[Finding]:
             nowm = "; the watermark never advanced (no watermark?)" if a.watermark_moved is False else ""
             proj = (f"; at this rate it reaches {_gib(PROJECTION_BYTES)} in ~{a.batches_to_projection} batches"
                     if a.batches_to_projection is not None else "")
+            span = (f"({a.points[0].rows} → {a.points[-1].rows} rows over batches {a.points[0].batch_id}–{a.points[-1].batch_id})"
+                    if a.points else "")
+            ev = f"; progress reports: {a.evidence.reason}" if a.evidence is not None and a.evidence.verdict else ""
             out.append(Finding("warning", "state-growing",
                                f"{label}: state grows {a.rows_per_batch:+.1f} rows/batch, {a.bytes_per_batch:+.0f} bytes/batch "
-                               f"({a.points[0].rows} → {a.points[-1].rows} rows over batches {a.points[0].batch_id}–{a.points[-1].batch_id})"
-                               f"{nowm}{proj}", where))
-        elif a.verdict == "bounded":
+                               f"{span}{nowm if not ev else ''}{ev}{proj}", where))
+        elif a.verdict == "bounded" and a.points:
+            ev = f"; progress reports: {a.evidence.reason}" if a.evidence is not None and a.evidence.verdict else ""
             out.append(Finding("info", "state-bounded",
                                f"{label}: state is bounded ({a.points[-1].rows} rows, {a.rows_per_batch:+.1f} rows/batch over "
-                               f"batches {a.points[0].batch_id}–{a.points[-1].batch_id})", where))
+                               f"batches {a.points[0].batch_id}–{a.points[-1].batch_id}){ev}", where))
         if a.skew_share is not None and a.partitions > 2 and a.skew_share > 0.5 and a.points[-1].rows >= 100:
             out.append(Finding("warning", "state-skew",
                                f"{label}: one partition holds {a.skew_share:.0%} of {a.points[-1].rows} state rows", where))

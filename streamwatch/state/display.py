@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 _US_FIELDS = {"expiresAtMicros"}
-_MS_FIELDS = {"timeoutTimestamp"}
+_MS_FIELDS = {"timeoutTimestamp", "ttlExpirationMs", "expiration_timestamp_ms", "expirationMs"}
 
 
 def _ts(v: dt.datetime) -> str:

@@ -128,15 +128,25 @@ def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, 
             raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
         rows: dict[bytes, bytes] = {}
         try:
-            db = Rdict(tmp, options=opts, access_type=AccessType.read_only(), column_families={c: opts for c in cfs if c != "default"})
+            # column_families only when there are real ones: with an empty mapping rocksdict
+            # opens the database so that iteration stops early (half a transformWithState store)
+            extra = {c: opts for c in cfs if c != "default"}
+            db = (Rdict(tmp, options=opts, access_type=AccessType.read_only(), column_families=extra) if extra
+                  else Rdict(tmp, options=opts, access_type=AccessType.read_only()))
         except Exception as e:  # noqa: BLE001
             raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
         try:
             for cf in cfs:
                 handle = db if cf == "default" else db.get_column_family(cf)
                 prefix = b"" if cf == "default" else cf.encode() + b"\x00"
-                for k, v in handle.items():
-                    rows[prefix + bytes(k)] = bytes(v)
+                # the raw iterator, not items(): items() stops early on some entries
+                # (transformWithState's list-state values), the iterator walks them all
+                it = handle.iter()
+                it.seek_to_first()
+                while it.valid():
+                    rows[prefix + bytes(it.key())] = bytes(it.value())
+                    it.next()
+                del it
         finally:
             db.close()
         return rows, total, meta

@@ -1,13 +1,14 @@
 """The rows of one transformWithState state variable as of a batch (see
 :mod:`streamwatch.state.tws` for the byte layout), as tables shaped like Spark's state data
-source output: value state ``key.*, value.*``; list state one row per element
-``key.*, value.*``; map state one row per entry ``key.*, user_map_key.*, user_map_value.*``;
-timers (``timers``) ``key.*, expiration_timestamp_ms``; each with ``partition_id``. A TTL
-variable's value columns are the user value fields (its expiry is a ``ttlExpirationMs``
-column the data source does not show)."""
+source output (struct columns flattened to ``column.field``): value state ``key.*,
+value.*``; list state one row per element ``key.*, list_element.*``; map state one row per
+entry ``key.*, user_map_key.*, user_map_value.*``; timers (``timers``) ``key.*,
+expiration_timestamp_ms``; each with ``partition_id``. A variable with a TTL keeps its
+value in a ``value`` struct beside ``ttlExpirationMs`` (epoch ms), as Spark stores it."""
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from streamwatch.model.findings import Finding
@@ -19,8 +20,6 @@ from streamwatch.state.records import StateFileError
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
 from streamwatch.state.tws import TIMER_CFS, TIMERS, key_decoder, split_values, value_decoder
 from streamwatch.state.unsaferow import RowError
-
-TTL_FIELD = "ttlExpirationMs"
 
 
 def is_tws(op: StateOperator) -> bool:
@@ -78,19 +77,15 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
     kind = "timers" if var == TIMERS else _kind(op, var, cf)
     kdec = key_decoder(cf, avro)
     vdec = value_decoder(cf, avro)
-    ttl = kind in ("value", "list", "map") and cf.value.names[-1:] == (TTL_FIELD,) and len(cf.value.fields) == 2
-    value_schema = cf.value.fields[0].type if ttl else None
     if kind == "timers":
         grouping = cf.key.fields[0].type
         columns = _fields("key", grouping, "key") + (Column("expiration_timestamp_ms", "bigint", "value"),)
     elif kind == "map":
         grouping, user_key = cf.key.fields[0].type, cf.key.fields[1].type
-        vals = value_schema if value_schema is not None and value_schema.name == "struct" else cf.value.as_type()
         columns = (_fields("key", grouping, "key") + _fields("user_map_key", user_key, "key")
-                   + _fields("user_map_value", vals, "value"))
+                   + _fields("user_map_value", cf.value, "value"))
     else:
-        vals = value_schema if value_schema is not None and value_schema.name == "struct" else cf.value.as_type()
-        columns = _fields("key", cf.key.as_type(), "key") + _fields("value", vals, "value")
+        columns = _fields("key", cf.key, "key") + _fields("list_element" if kind == "list" else "value", cf.value, "value")
     columns += (Column("partition_id", "int", "meta"),)
 
     def flat(v: Any, n: int) -> tuple[Any, ...]:
@@ -103,15 +98,9 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
         if kind == "timers":
             return [flat(key[0], len(cf.key.fields[0].type.fields)) + (key[1],)]
         if kind == "map":
-            value = vdec(v, 0, len(v))
-            value = flat(value[0], len(vals.fields)) if ttl else value
-            return [flat(key[0], len(grouping.fields)) + flat(key[1], len(user_key.fields)) + value]
+            return [flat(key[0], len(grouping.fields)) + flat(key[1], len(user_key.fields)) + vdec(v, 0, len(v))]
         spans = split_values(v) if kind == "list" else [(0, len(v))]
-        out = []
-        for off, end in spans:
-            value = vdec(v, off, end)
-            out.append(key + (flat(value[0], len(value_schema.fields)) if ttl and value_schema is not None else value))
-        return out
+        return [key + vdec(v, off, end) for off, end in spans]
 
     out: list[tuple[Any, ...]] = []
     sizes: list[PartitionSize] = []
@@ -146,7 +135,7 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
         for k, v in mine:
             try:
                 decoded = rows_of(k, v)
-            except RowError as e:
+            except (RowError, struct.error, ValueError, IndexError, TypeError, OverflowError) as e:
                 bad += 1
                 if bad == 1:
                     findings.append(Finding("error", "state-row-undecodable", f"{var} partition {p}: {e}", folder))

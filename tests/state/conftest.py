@@ -16,6 +16,7 @@ class Checkpoints:
 
     def __init__(self, spark, base: Path) -> None:
         from tests.helpers import state_queries as Q
+        from tests.state import tws_queries as T
 
         self._spark, self._base, self._made = spark, base, {}
         self._recipes = {
@@ -32,9 +33,14 @@ class Checkpoints:
             "types": lambda p: Q.write_types(spark, p, Q.ROCKSDB),
             "bounded": lambda p: Q.write_bounded(spark, p),
             "growing": lambda p: Q.write_growing(spark, p),
+            "tws": lambda p: T.write_tws(spark, p),
+            "tws_avro": lambda p: T.write_tws(spark, p, "avro"),
+            # (checkpoint, recording) pairs: run while streamwatch.record wrote events.jsonl
+            "bounded_rec": lambda p: T.recorded(spark, p, Q.write_bounded),
+            "leak_rec": lambda p: T.recorded(spark, p, T.write_leak),
         }
 
-    def __getitem__(self, name: str) -> Path:
+    def __getitem__(self, name: str):
         if name not in self._made:
             self._made[name] = self._recipes[name](self._base / name)
         return self._made[name]

@@ -21,7 +21,7 @@ from streamwatch.state.audit import audit_state, with_audit_findings
 from tests.reliability.fuzzprofiles import PROFILE, fuzz_settings
 
 pytestmark = pytest.mark.spark
-BASES = ("agg_hdfs", "agg_rocks_cl", "agg_rocks_v2", "join", "session")
+BASES = ("agg_hdfs", "agg_rocks_cl", "agg_rocks_v2", "join", "session", "tws_avro")
 
 
 def _state_files(cp: Path) -> list[Path]:
