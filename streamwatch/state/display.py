@@ -31,7 +31,10 @@ def text(v: Any, field: str = "") -> str:
             return f"{v} (none)"
         us = v if field in _US_FIELDS else v * 1000
         try:
-            return _ts(dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=us))
+            t = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=us)
+            if field in _MS_FIELDS and t.microsecond:
+                return t.isoformat(sep=" ", timespec="milliseconds")
+            return _ts(t)
         except OverflowError:
             return str(v)
     if isinstance(v, dict):

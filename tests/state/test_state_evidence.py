@@ -27,10 +27,10 @@ def test_removals_that_follow_the_watermark_are_bounded(state_cps, unchanged):
     ev = a.evidence
     assert ev is not None and ev.verdict == "bounded", ev
     assert ev.removed > 0 and ev.watermark_moved
-    assert len(ev.points) == 6 and [p.batch_id for p in ev.points] == list(range(6))
+    assert len(ev.points) >= 6 and [p.batch_id for p in ev.points] == list(range(len(ev.points)))
     assert a.verdict == "bounded"
     (f,) = [f for f in audit_findings([a]) if f.code == "state-bounded"]
-    assert "rows removed over batches 0–5 as the watermark advanced" in f.message
+    assert f"rows removed over batches 0–{ev.points[-1].batch_id} as the watermark advanced" in f.message
 
 
 def test_a_watermark_that_evicts_nothing_is_a_leak(state_cps, unchanged):
@@ -40,7 +40,8 @@ def test_a_watermark_that_evicts_nothing_is_a_leak(state_cps, unchanged):
     ev = a.evidence
     assert ev is not None and ev.verdict == "growing", ev
     assert ev.removed == 0 and ev.watermark_moved
-    assert [p.rows_total for p in ev.points] == [20 * (i + 1) for i in range(6)]
+    totals = [p.rows_total for p in ev.points]  # a last no-data batch may repeat 120
+    assert totals[:6] == [20 * (i + 1) for i in range(6)] and set(totals[6:]) <= {120}
     assert a.verdict == "growing" and a.batches_to_projection is not None
     (f,) = [f for f in audit_findings([a]) if f.code == "state-growing"]
     assert "numRowsRemoved stayed 0 while the watermark advanced" in f.message
