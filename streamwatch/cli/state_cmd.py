@@ -29,9 +29,11 @@ Examples:
 
 \b
 Timestamps print as UTC text, windows as start – end. Exit status: 0 ok,
-1 (--audit) some state grows or is skewed, 2 usage, 4 unreadable (no such checkpoint/operator/store/batch, a schema or encoding that
-cannot be read, a state file that is missing or corrupt). Nothing is ever written
-under CHECKPOINT (RocksDB stores are rebuilt in a temporary folder).
+1 (--audit) some state grows, is skewed or lags its snapshots, 2 usage,
+4 unreadable (no such checkpoint/operator/store/variable/batch, a schema or
+encoding that cannot be read, a state file that is missing or corrupt).
+Nothing is ever written under CHECKPOINT (RocksDB stores are rebuilt in a
+temporary folder).
 """
 
 def _leaf(col: str) -> str:
