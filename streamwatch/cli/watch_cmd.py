@@ -77,7 +77,7 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
         _fail("--out, --prometheus and --once need --log", USAGE)
     if not headless:
         try:
-            from streamwatch.tui.checkpoints import CheckpointBackend
+            from streamwatch.backends.checkpoints import CheckpointBackend
 
             backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history)
         except WatchError as e:
