@@ -4,7 +4,9 @@
 :class:`~streamwatch.analysis.session.CheckpointWatch`: every committed batch becomes a
 ``QueryProgress`` (batch id, ``triggerExecution`` = commit time − ``batchTimestampMs``,
 watermark; row counts are not in a checkpoint and show as 0), every watched query a
-``QueryStarted``; stuck/idle verdicts, findings and pipeline backlog arrive as notices.
+``QueryStarted``; stuck/idle verdicts and findings arrive as notices, and after every poll
+that saw a commit the pipeline graph (:class:`~streamwatch.analysis.pipeview.PipelineGraph`:
+backlog per edge, end-to-end latency, the slowest layer) for the pipeline tab.
 It supports no control: the dashboard says in its status line that start/stop/restart,
 land, trigger and results need Spark (:meth:`CheckpointBackend.why_not`).
 """
@@ -15,7 +17,8 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable
 
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.pipeview import graph_of_watch
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.analysis.watch import WatchError
 from streamwatch.backends.base import Backend, Control
@@ -45,6 +48,8 @@ class CheckpointBackend(Backend):
     URLs) every ``poll_s`` seconds. Discovery runs in the constructor, so a bad PATH raises
     :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens."""
 
+    emits_pipeline = True
+
     def __init__(self, paths: list[str], poll_s: float = 1.0, history: int = 100,
                  storage_options: dict | None = None) -> None:
         self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
@@ -60,6 +65,7 @@ class CheckpointBackend(Backend):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started: set[str] = set()
+        self._drawn = False
 
     def start(self, emit: Callable[[object], None]) -> None:
         """Start the polling thread and return at once."""
@@ -76,6 +82,9 @@ class CheckpointBackend(Backend):
         while True:
             for r in records:
                 self._emit(r, emit)
+            if records or not self._drawn:  # the pipeline tab: after a commit or a status change
+                emit(graph_of_watch(self.watch))
+                self._drawn = True
             if self._stop.wait(self.poll_s):
                 return
             try:
@@ -99,10 +108,6 @@ class CheckpointBackend(Backend):
         elif isinstance(r, CheckpointFinding):
             level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
             emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))
-        elif isinstance(r, PipelineEdge):
-            slow = f"; slowest layer {r.slowest_layer}" if r.slowest_layer else ""
-            emit(RuntimeNotice("info", f"{r.upstream} → {r.downstream}: backlog {r.backlog_files} file(s), "
-                                       f"end-to-end {r.end_to_end_ms} ms{slow}"))
 
     def stop(self) -> None:
         """Stop polling (idempotent)."""

@@ -39,6 +39,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
     CommandSpec("events", "", "the raw event stream"),
     CommandSpec("results", "[QUERY]", "current rows of a query's table", takes_query=True,
                 controls=(Control.READ_RESULTS,)),
+    CommandSpec("pipeline", "", "the pipeline drawn: layers, backlog per edge, end-to-end latency, slowest layer"),
     CommandSpec("start", "[QUERY|all]", "start a stopped query (or every query)", True, True,
                 (Control.START_QUERY, Control.START_PIPELINE)),
     CommandSpec("stop", "[QUERY|all]", "stop a query (or the whole pipeline)", True, True,
@@ -56,8 +57,9 @@ REGISTRY: tuple[CommandSpec, ...] = (
 )
 COMMANDS: dict[str, CommandSpec] = {c.name: c for c in REGISTRY}
 ALIASES = {"q": "quit", "cp": "checkpoint", "ckpt": "checkpoint", "ev": "events", "res": "results",
-           "land-more": "land", "h": "help", "query": "detail"}
-TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
+           "land-more": "land", "h": "help", "query": "detail",
+           "pipe": "pipeline", "dag": "pipeline"}
+TABS = ("queries", "detail", "checkpoint", "landing", "events", "results", "pipeline")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ def _run(key: str, line: str, footer: str = "", display: str | None = None, prio
 #: tab keys are priority bindings too, so ``5/`` typed fast switches the tab before ``/`` opens
 #: its filter (a normal binding runs only after the focused table has seen the key).
 KEYS: tuple[KeyHelp, ...] = (
-    KeyHelp("1 2 3 4 5 6", "tabs: queries, detail, checkpoint, landing, events, results",
+    KeyHelp("1 2 3 4 5 6 7", "tabs: queries, detail, checkpoint, landing, events, results, pipeline",
             tuple(_run(str(i + 1), t, priority=True) for i, t in enumerate(TABS))),
     KeyHelp("enter", "open the selected query's detail / open a checkpoint batch"),
     KeyHelp("↑ ↓ pgup pgdn", "move within a table"),
