@@ -91,21 +91,36 @@ def layout(names: list[str], pairs: Iterable[tuple[str, str]]) -> dict[str, tupl
     """name → (column, row): column = longest path from a layer without upstream (a cycle is
     cut where it closes); within a column, layers follow the mean row of their upstreams
     (fewer crossings), then ``names`` order."""
-    ups: dict[str, list[str]] = {n: [] for n in names}
+    downs: dict[str, list[str]] = {n: [] for n in names}
     for u, d in pairs:
-        if u in ups and d in ups and u != d and u not in ups[d]:
-            ups[d].append(u)
+        if u in downs and d in downs and u != d and d not in downs[u]:
+            downs[u].append(d)
+    ups: dict[str, list[str]] = {n: [] for n in names}
+    state: dict[str, bool] = {}  # False: on the DFS path, True: done
+
+    def visit(n: str) -> None:  # drops the edges closing a cycle (back edges)
+        state[n] = False
+        for d in downs[n]:
+            if state.get(d) is False:
+                continue
+            ups[d].append(n)
+            if d not in state:
+                visit(d)
+        state[n] = True
+
+    has_up = {d for ds in downs.values() for d in ds}
+    for n in [n for n in names if n not in has_up] + names:
+        if n not in state:
+            visit(n)
     column: dict[str, int] = {}
 
-    def depth(n: str, path: frozenset[str]) -> int:
-        if n in column:
-            return column[n]
-        col = max((depth(u, path | {n}) + 1 for u in ups[n] if u not in path), default=0)
-        column[n] = col
-        return col
+    def depth(n: str) -> int:
+        if n not in column:
+            column[n] = max((depth(u) + 1 for u in ups[n]), default=0)
+        return column[n]
 
     for n in names:
-        depth(n, frozenset())
+        depth(n)
     pos: dict[str, tuple[int, int]] = {}
     for c in range(max(column.values(), default=-1) + 1):
         members = [n for n in names if column[n] == c]

@@ -146,3 +146,50 @@ def test_a_killed_batch_is_stuck_and_a_finished_query_idle(watched_run, tmp_path
     idle_after = max(IDLE_FACTOR * bronze.cadence_ms(), int(2 * bronze.poll_s * 1000))
     done = bronze.judge(bronze.commit_at[bronze.last_commit_id] + idle_after + 1)
     assert done.idle and not done.stuck and done.in_flight_batch_id is None
+
+
+def test_pipeline_tab_draws_the_watched_workspace(watched_run):
+    """Pilot: `streamwatch watch WORKSPACE`'s pipeline tab (key 7) draws bronze → silver →
+    gold with the backlog per edge the watch derived (0: availableNow read everything), the
+    slowest layer marked and the end-to-end latency of gold's last batch."""
+    import asyncio
+
+    from streamwatch.backends.checkpoints import CheckpointBackend
+    from streamwatch.tui.app import StreamwatchApp
+    from tests.tui.conftest import wait_for
+
+    _spark, root, watch, records, *_ = watched_run
+    backend = CheckpointBackend([str(root)], poll_s=0.2)
+    app = StreamwatchApp(backend, watch_landing=False, checkpoint_refresh_s=0)
+
+    async def scenario() -> tuple[object, str]:
+        async with app.run_test(size=(150, 40)) as pilot:
+            await wait_for(pilot, lambda: app.model.pipeline is not None and len(app.model.pipeline.links) >= 2,
+                           "the pipeline graph with its learnt edges")
+            await pilot.press("7")
+            await wait_for(pilot, lambda: app.active_tab == "pipeline"
+                           and "flights_gold" in str(app.query_one("#pipe-graph").content), "the pipeline tab drawn")
+            drawn = str(app.query_one("#pipe-graph").content)
+            head = str(app.query_one("#pipe-head").content)
+            graph = app.model.pipeline
+            await pilot.press("q")
+            await wait_for(pilot, lambda: not app.is_running, "the app to exit")
+            return graph, drawn + "\n" + head
+
+    graph, drawn = asyncio.run(scenario())
+    print(drawn)
+    cols = {lay.name: lay.column for lay in graph.layers}
+    assert cols == {"flights_bronze": 0, "flights_silver": 1, "flights_gold": 2}
+    assert {(e.upstream, e.downstream): e.backlog_files for e in graph.links} == {
+        (e.upstream, e.downstream): e.backlog_files for e in watch.edges} == {
+        ("flights_bronze", "flights_silver"): 0, ("flights_silver", "flights_gold"): 0}
+    slowest = next(e.slowest_layer for e in watch.edges)
+    assert graph.slowest == slowest and graph.layer(slowest).slowest
+    last_gold = max((r for r in records if isinstance(r, CheckpointBatch) and r.query == "flights_gold"),
+                    key=lambda r: r.batch_id)
+    assert graph.layer("flights_gold").batch_id == last_gold.batch_id
+    assert graph.end_to_end_ms == graph.layer("flights_gold").end_to_end_ms is not None
+    for name in cols:
+        assert f" {name} " in drawn
+    assert drawn.count("▶") == 2 and "← bronze: 0 file(s)" in drawn and "← silver: 0 file(s)" in drawn
+    assert f"{slowest} ◆ slowest" in drawn

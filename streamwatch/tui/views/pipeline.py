@@ -16,7 +16,7 @@ from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import Layer, Link, PipelineGraph
 
-GAP = 7  # columns between boxes (the edges run here)
+GAP = 8  # columns between boxes (the edges run here: 4 tracks, then the arrow)
 MIN_BOX, MAX_BOX = 26, 36
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 LINES = {RIGHT | LEFT: "─", UP | DOWN: "│", DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
@@ -137,6 +137,9 @@ def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
             boxes[lay.name] = (c * (bw + GAP), y, h)
             y += h + 1
         bottom = max(bottom, y)
+    # each upstream of a column turns down its own vertical track in the gap after it
+    senders = [lay.name for lay in g.layers if any(e.upstream == lay.name for e in g.links)]
+    tracks = {n: sum(1 for m in senders[:i] if g.layer(m).column == g.layer(n).column) for i, n in enumerate(senders)}
     lanes = [e for e in g.links if g.layer(e.downstream).column - g.layer(e.upstream).column != 1]
     canvas = Canvas(cols * (bw + GAP) - GAP, bottom + len(lanes) + 1)
     for lay in g.layers:
@@ -155,7 +158,7 @@ def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
         dx, dy, _ = boxes[e.downstream]
         style = "yellow" if (e.backlog_files or 0) > 0 or (e.backlog_versions or 0) > 0 else "dim" if not e.learnt else ""
         sx, sy, ex, ey = ux + bw, uy + 1, dx - 2, dy + 1
-        out_x, in_x = ux + bw + GAP // 2, dx - GAP // 2 - 1
+        out_x, in_x = ux + bw + 1 + tracks[e.upstream] % (GAP - 4), dx - 3
         if e in lanes:  # over more than one column: down to a lane under every box, along it, up
             ly = bottom + lanes.index(e)
             canvas.hline(sx, out_x, sy, style)
