@@ -13,14 +13,15 @@ land, trigger and results need Spark (:meth:`CheckpointBackend.why_not`).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import datetime, timezone
 from typing import Callable
 
+from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
 from streamwatch.analysis.pipeview import graph_of_watch
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.analysis.session import CheckpointWatch
-from streamwatch.analysis.watch import WatchError
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
@@ -46,12 +47,15 @@ def progress_of(rec: CheckpointBatch) -> QueryProgress:
 class CheckpointBackend(Backend):
     """Watches ``paths`` (checkpoints, folders of checkpoints, workspaces; local or fsspec
     URLs) every ``poll_s`` seconds. Discovery runs in the constructor, so a bad PATH raises
-    :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens."""
+    :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens. ``recording``:
+    a recording or Spark event log of the same queries, followed while written; a batch it
+    has a progress update for is shown with the listener's numbers (that ``QueryProgress``:
+    rows, rates, the duration breakdown) instead of the derived ones."""
 
     emits_pipeline = True
 
     def __init__(self, paths: list[str], poll_s: float = 1.0, history: int = 100,
-                 storage_options: dict | None = None) -> None:
+                 storage_options: dict | None = None, recording: str | None = None) -> None:
         self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
         found = self.watch.found()
         self.plan = RunPlan(
@@ -66,6 +70,7 @@ class CheckpointBackend(Backend):
         self._thread: threading.Thread | None = None
         self._started: set[str] = set()
         self._drawn = False
+        self.merger = MergedRecords(ListenerNumbers(recording), grace_s=max(3.0, 2 * poll_s)) if recording else None
 
     def start(self, emit: Callable[[object], None]) -> None:
         """Start the polling thread and return at once."""
@@ -74,12 +79,16 @@ class CheckpointBackend(Backend):
 
     def _run(self, emit: Callable[[object], None]) -> None:
         try:
+            if self.merger is not None:
+                self.merger.numbers.follow()
             records = self.watch.open()
-        except WatchError as e:
+        except Exception as e:  # WatchError, EventSourceError: one line on screen
             emit(RuntimeNotice("error", str(e)))
             return
         emit(RuntimeNotice("info", f"watching {len(self.watch.watchers)} checkpoint(s) — controls need Spark"))
         while True:
+            if self.merger is not None:
+                records = self.merger.take(records)
             for r in records:
                 self._emit(r, emit)
             if records or not self._drawn:  # the pipeline tab: after a commit or a status change
@@ -98,7 +107,8 @@ class CheckpointBackend(Backend):
             self._started.add(r.checkpoint)
             emit(QueryStarted(id=r.id or r.checkpoint, run_id=RUN_ID, timestamp=None, name=r.query))
         if isinstance(r, CheckpointBatch):
-            emit(progress_of(r))
+            p = self.merger.numbers.get(r.id, r.batch_id) if self.merger is not None and r.listener else None
+            emit(dataclasses.replace(p, name=r.query) if p is not None else progress_of(r))
         elif isinstance(r, CheckpointStatus):
             if r.stuck:
                 emit(RuntimeNotice("error", f"{r.query} stuck: batch {r.in_flight_batch_id} planned "
@@ -112,6 +122,8 @@ class CheckpointBackend(Backend):
     def stop(self) -> None:
         """Stop polling (idempotent)."""
         self._stop.set()
+        if self.merger is not None:
+            self.merger.numbers.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
 
