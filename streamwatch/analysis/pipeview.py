@@ -27,7 +27,8 @@ class Layer:
     """One query of the pipeline: its ``column`` (longest path from a first layer, 0-based)
     and ``row`` within the column; ``batch_id`` the last committed batch (None before any);
     ``in_flight_batch_id`` planned and not committed, for ``in_flight_s`` seconds; ``status``
-    ``running``, ``idle``, ``stuck`` or ``not started`` (no checkpoint yet);
+    ``active``, ``idle``, ``stuck``, ``starting`` (nothing committed) or ``not started`` (no
+    checkpoint yet);
     ``layer_latency_ms`` the median time from an input file being written to its commit;
     ``end_to_end_ms`` the latest batch's latency from the oldest landed file it carries;
     ``slowest``: the pipeline's largest layer latency."""
@@ -160,7 +161,7 @@ def graph_of_watch(watch: CheckpointWatch, names: list[str] | None = None,
             layers.append(Layer(n, col, row))
             continue
         s = w.judge(now)
-        status = "stuck" if s.stuck else "idle" if s.idle else "running" if s.last_committed_batch_id is not None else "starting"
+        status = "stuck" if s.stuck else "idle" if s.idle else "active" if s.last_committed_batch_id is not None else "starting"
         layer_state = chain.layers.get(w.url) if chain is not None else None
         layers.append(Layer(
             n, col, row, s.last_committed_batch_id, s.in_flight_batch_id, s.in_flight_s, status,

@@ -19,7 +19,7 @@ def _graph() -> PipelineGraph:
              ("p_dims", "p_gold"), ("p_bronze", "p_gold")]
     names = ["p_bronze", "p_dims", "p_silver", "p_quarantine", "p_gold"]
     pos = layout(names, pairs)
-    layers = tuple(sorted((Layer(n, *pos[n], batch_id=3, status="running", layer_latency_ms=900,
+    layers = tuple(sorted((Layer(n, *pos[n], batch_id=3, status="active", layer_latency_ms=900,
                                  slowest=n == "p_gold", end_to_end_ms=4200 if n == "p_gold" else None) for n in names),
                           key=lambda lay: (lay.column, lay.row)))
     links = tuple(Link(u, d, backlog_files=2 if d == "p_silver" else 0, backlog_bytes=3072 if d == "p_silver" else 0)

@@ -22,7 +22,7 @@ UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 LINES = {RIGHT | LEFT: "─", UP | DOWN: "│", DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
          UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴",
          UP | DOWN | LEFT | RIGHT: "┼", LEFT: "─", RIGHT: "─", UP: "│", DOWN: "│"}
-STATUS_STYLE = {"stuck": "bold red", "idle": "cyan", "running": "green", "not started": "dim", "starting": "dim"}
+STATUS_STYLE = {"stuck": "bold red", "idle": "cyan", "active": "green", "not started": "dim", "starting": "dim"}
 
 
 def _ms(ms: int | None) -> str:

@@ -100,11 +100,12 @@ class StateScreen(ModalScreen[None]):
 
     def __init__(self, checkpoint: str, query: str, batch: int | None) -> None:
         super().__init__()
-        self.checkpoint, self.query, self.batch = checkpoint, query, batch
+        self.cp_path, self.query_name, self.batch_id = checkpoint, query, batch
 
     def compose(self) -> ComposeResult:
         panel = StatePanel(id="state-panel")
-        panel.border_title = f"state of {self.query} · batch {self.batch if self.batch is not None else 'last committed'}"
+        batch = self.batch_id if self.batch_id is not None else "last committed"
+        panel.border_title = f"state of {self.query_name} · batch {batch}"
         yield panel
 
     def on_mount(self) -> None:
@@ -113,7 +114,7 @@ class StateScreen(ModalScreen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="state")
     def load(self) -> None:
         try:
-            self.post_message(StateRead(read_state(self.checkpoint, batch=self.batch, limit=ROWS)))
+            self.post_message(StateRead(read_state(self.cp_path, batch=self.batch_id, limit=ROWS)))
         except Exception as e:  # StateReadError and anything unexpected: one line, no crash
             self.post_message(StateRead([], one_line(e)))
 
