@@ -69,6 +69,10 @@ class Controls:
         if batch is None and app.active_tab == "checkpoint":
             key = app.dashboard.query_one("#cp-batches", SyncTable).cursor_key()
             batch = int(key) if key is not None and key.isdigit() else None
+        committed = getattr(app.model.checkpoints.get(name or ""), "commit_batch_ids", None)
+        if batch is not None and committed and batch not in committed:
+            app.set_status(f"state: batch {batch} of {name} is not committed (last committed: {committed[-1]})", "warning")
+            return
         app.push_screen(StateScreen(checkpoint, name or "", batch))
 
     def control(self, cmd: Command) -> None:
