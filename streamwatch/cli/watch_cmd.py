@@ -76,7 +76,8 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     Delta versions), output (files/bytes, Delta versions), watermark, state; per query: the
     in-flight batch, stuck (offsets N without commit N for > 5 × the usual cadence) and idle;
     for chained queries (a file source reading another query's file sink, a Delta source
-    reading a Delta sink) the backlog per edge and the end-to-end latency.
+    reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
+    that pipeline in tab 7 and opens a batch's state with v in tab 3.
     """
     from streamwatch.analysis.watch import WatchError
 
