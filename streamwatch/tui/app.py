@@ -284,7 +284,7 @@ class StreamwatchApp(App[None]):
         try:
             self.post_message(JourneyRead(path, journey_lines(file_journey(self.plan, path, rows=True))))
         except LineageError as e:
-            self.post_message(JourneyRead(path, [], one_line(e)))
+            self.post_message(JourneyRead(path, [], one_line(e, 1000)))  # it names long paths: keep them whole
         except Exception as e:  # unreadable table or checkpoint: say so, never crash
             self.post_message(JourneyRead(path, [], f"cannot follow: {one_line(e)}"))
 
