@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
 from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
+from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.analysis.triggers import trigger_interval_ms
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
@@ -48,6 +49,8 @@ class DashboardModel:
     heads: dict[str, CheckpointHead] = field(default_factory=dict)
     consumed: dict[str, Consumed] = field(default_factory=dict)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
+    #: the pipeline tab's graph (the latest one a checkpoint poll derived; None before)
+    pipeline: PipelineGraph | None = None
     _journeys: list[Journey] | None = None
 
     def __post_init__(self) -> None:

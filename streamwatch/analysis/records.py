@@ -89,6 +89,26 @@ class StateUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class ListenerFigures:
+    """What only the listener knows about a batch, merged from a recording or event log
+    (``watch --recording``): the query's ``run_id``, ``input_rows``, ``input_rows_per_second``,
+    ``processed_rows_per_second`` (rows/s), ``output_rows`` (sink; None unknown) and the
+    ``durations_ms`` breakdown (``triggerExecution``, ``addBatch``, … in ms)."""
+
+    run_id: str
+    input_rows: int
+    input_rows_per_second: float | None
+    processed_rows_per_second: float | None
+    output_rows: int | None
+    durations_ms: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runId": self.run_id, "inputRows": self.input_rows, "inputRowsPerSecond": self.input_rows_per_second,
+                "processedRowsPerSecond": self.processed_rows_per_second, "outputRows": self.output_rows,
+                "durationMs": dict(self.durations_ms)}
+
+
+@dataclass(frozen=True, slots=True)
 class CheckpointBatch:
     """One committed micro-batch as the checkpoint tells it.
 
@@ -98,7 +118,10 @@ class CheckpointBatch:
     ``idle_gap_ms``: planned-at minus the previous batch's commit (time with no batch running).
     ``watermark_ms``: batchWatermarkMs; ``watermark_delta_ms`` its movement since the previous
     batch. ``origin_ms``: the landing time of the oldest input this batch carries (through
-    upstream watched queries); ``end_to_end_ms`` = committed-at minus origin."""
+    upstream watched queries); ``end_to_end_ms`` = committed-at minus origin. ``listener``:
+    the listener's figures when a recording or event log was merged in (then ``duration_ms``
+    is its ``triggerExecution``, ``planned_at_ms`` its timestamp, ``watermark_ms`` its
+    watermark: the listener's numbers win)."""
 
     kind: ClassVar[str] = "checkpoint-batch"
     id: str
@@ -117,6 +140,7 @@ class CheckpointBatch:
     state: tuple[StateUsage, ...] = ()
     origin_ms: int | None = None
     end_to_end_ms: int | None = None
+    listener: ListenerFigures | None = None
 
     @property
     def input_files(self) -> int | None:
@@ -139,6 +163,7 @@ class CheckpointBatch:
             "output": self.output.to_dict() if self.output else None,
             "state": [s.to_dict() for s in self.state],
             "originMs": self.origin_ms, "endToEndMs": self.end_to_end_ms,
+            "listener": self.listener.to_dict() if self.listener else None,
         }
 
 
@@ -235,5 +260,5 @@ class PipelineEdge:
 
 
 WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge
-__all__ = ["BatchOutput", "CheckpointBatch", "CheckpointFinding", "CheckpointStatus", "PipelineEdge",
+__all__ = ["BatchOutput", "CheckpointBatch", "ListenerFigures", "CheckpointFinding", "CheckpointStatus", "PipelineEdge",
            "SourceInput", "StateUsage", "WatchRecord"]

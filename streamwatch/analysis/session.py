@@ -114,6 +114,16 @@ class CheckpointWatch:
             self.chain.add(w)
         return out
 
+    def add(self, url: str, name: str) -> list[WatchRecord]:
+        """Watch one more checkpoint ``url`` shown as ``name`` (after :meth:`open`); its recent
+        history's records. Raises :class:`WatchError` when it cannot be read (yet)."""
+        assert self.chain is not None, "open() first"
+        w = self._watcher(Found(url, name))
+        records = w.open()
+        self.watchers.append(w)
+        self.chain.add(w)
+        return self._finish(records)
+
     def statuses(self) -> list[CheckpointStatus]:
         return [w.judge() for w in self.watchers]
 

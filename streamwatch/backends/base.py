@@ -57,6 +57,9 @@ class Backend:
     CONTROLS: ClassVar[frozenset[Control]] = frozenset()
     triggers: Mapping[str, str] = _EMPTY
     output_modes: Mapping[str, str] = _EMPTY
+    #: the backend emits :class:`~streamwatch.analysis.pipeview.PipelineGraph` objects itself
+    #: (a checkpoint watch); otherwise the dashboard derives them from the plan's checkpoints
+    emits_pipeline: ClassVar[bool] = False
 
     def supports(self, control: Control) -> bool:
         """Whether :attr:`CONTROLS` lists ``control``."""

@@ -24,12 +24,15 @@ Examples:
   streamwatch watch s3://bucket/checkpoints/ --log --out batches.jsonl --poll 5
   streamwatch watch ./cps --log --prometheus 9109    gauges at http://127.0.0.1:9109/metrics
   streamwatch watch ./cps --log --once               derive what is there now, then exit
+  streamwatch watch ./ws --recording ./ws/events.jsonl   listener numbers merged in
 
 \b
 Records (one JSON object per line, field "kind"):
   checkpoint-batch    id, query, batchId, plannedAtMs, committedAtMs, durationMs,
                       triggerIntervalMs, idleGapMs, watermarkMs, watermarkDeltaMs,
-                      inputFiles, inputBytes, inputs[], output, state[], originMs, endToEndMs
+                      inputFiles, inputBytes, inputs[], output, state[], originMs, endToEndMs,
+                      listener (with --recording: runId, inputRows, inputRowsPerSecond,
+                      processedRowsPerSecond, outputRows, durationMs{}; else null)
   checkpoint-status   id, query, lastBatchId, lastCommittedBatchId, inFlightBatchId,
                       inFlightSeconds, cadenceMs, stuck, idle, idleSeconds
   checkpoint-finding  id, query, severity, code, message, path
@@ -57,8 +60,12 @@ def _fail(msg: str, code: int) -> None:
 @click.option("--prometheus", "prometheus_port", type=click.IntRange(min=0, max=65535), default=None,
               help="With --log: serve gauges on this port (0 picks a free one).")
 @click.option("--once", is_flag=True, help="With --log: derive what is there now and exit (1 when a query is stuck).")
+@click.option("--recording", default=None, metavar="FILE",
+              help="A streamwatch recording or Spark event log of the same queries (local or URL, followed while "
+                   "written): per query id + batchId the listener's numbers win (duration = triggerExecution, "
+                   "planned time, watermark) and its rows/rates are added.")
 def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: float, history: int,
-          prometheus_port: int | None, once: bool) -> None:
+          prometheus_port: int | None, once: bool, recording: str | None) -> None:
     """Watch streaming queries from their checkpoints alone — no listener, no code change.
 
     PATH is a checkpoint, a folder of checkpoints (searched recursively for folders holding
@@ -69,27 +76,48 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     Delta versions), output (files/bytes, Delta versions), watermark, state; per query: the
     in-flight batch, stuck (offsets N without commit N for > 5 × the usual cadence) and idle;
     for chained queries (a file source reading another query's file sink, a Delta source
-    reading a Delta sink) the backlog per edge and the end-to-end latency.
+    reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
+    that pipeline in tab 7 and opens a batch's state with v in tab 3.
     """
     from streamwatch.analysis.watch import WatchError
 
     if not headless and (out or prometheus_port is not None or once):
         _fail("--out, --prometheus and --once need --log", USAGE)
+    if recording is not None and "://" not in recording and not Path(recording).exists():
+        _fail(f"--recording {recording}: no such file or directory", UNREADABLE)
     if not headless:
-        try:
-            from streamwatch.tui.checkpoints import CheckpointBackend
+        from streamwatch.events.reader import EventSourceError
 
-            backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history)
-        except WatchError as e:
+        try:
+            from streamwatch.backends.checkpoints import CheckpointBackend
+
+            backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history, recording=recording)
+        except (WatchError, EventSourceError) as e:
             _fail(str(e), UNREADABLE)
         from streamwatch.tui.launch import run_dashboard
 
         run_dashboard(backend)
         return
-    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once))
+    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording))
 
 
-def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool) -> int:
+def _merger(recording: str | None, once: bool, poll_s: float):
+    """The recording's listener numbers (read now with --once, else followed), or None."""
+    if recording is None:
+        return None
+    from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
+    from streamwatch.events.reader import EventSourceError
+
+    try:
+        numbers = ListenerNumbers(recording)
+        numbers.load() if once else numbers.follow()
+    except EventSourceError as e:
+        _fail(f"--recording: {e}", UNREADABLE)
+    return MergedRecords(numbers, grace_s=max(3.0, 2 * poll_s))
+
+
+def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool,
+              recording: str | None = None) -> int:
     import orjson
 
     from streamwatch.analysis.session import CheckpointWatch
@@ -100,6 +128,9 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
         records = watch.open()
     except WatchError as e:
         _fail(str(e), UNREADABLE)
+    merger = _merger(recording, once, poll_s)
+    if merger is not None:
+        records = merger.take(records) + (merger.flush() if once else [])
     names = ", ".join(w.name for w in watch.watchers)
     click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
     stream: IO[bytes]
@@ -132,13 +163,20 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
             if once:
                 return STUCK if any(s.stuck for s in watch.statuses()) else OK
             if stop.wait(poll_s):
+                if merger is not None:  # batches still waiting for their progress update
+                    stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in merger.flush()))
                 return OK
             try:
                 records = watch.poll()
             except Exception as e:  # a storage hiccup: say so, keep polling
                 click.echo(f"streamwatch watch: poll failed: {e}", err=True)
                 records = []
+            if merger is not None:
+                records = merger.take(records)
     finally:
+        if merger is not None:
+            merger.numbers.close()
+            click.echo(f"streamwatch watch: {merger.merged} batch(es) merged with the listener's numbers", err=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if metrics is not None:

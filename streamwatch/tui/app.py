@@ -25,6 +25,7 @@ from textual.widgets import DataTable, TabbedContent
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
 from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
@@ -86,6 +87,7 @@ class StreamwatchApp(App[None]):
         self._results_due = False
         self._rendered_at = 0.0
         self._unrendered: list[float] = []
+        self._plan_pipeline = None if backend.emits_pipeline else PlanPipeline(backend.plan)
 
     # -- the model, as the views see it --------------------------------------------------------
     @property
@@ -175,6 +177,11 @@ class StreamwatchApp(App[None]):
             except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
                 errors[q.query_name] = one_line(str(e).split(": ")[-1]) or type(e).__name__
         self.post_message(CheckpointsRead(cps, errors, timelines))
+        if self._plan_pipeline is not None:  # the pipeline tab, from the same checkpoints
+            try:
+                self.emit(self._plan_pipeline.poll())
+            except Exception as e:
+                self.emit(RuntimeNotice("warning", f"pipeline view: {one_line(e)}"))
 
     def on_wake(self, _: Wake) -> None:
         self._wake_pending = False
@@ -241,6 +248,8 @@ class StreamwatchApp(App[None]):
         elif isinstance(obj, LandedFile):
             m.add_landed(obj)
             m.log(event_line(obj, ""))
+        elif isinstance(obj, PipelineGraph):
+            m.pipeline = obj
         elif isinstance(obj, (SessionInfo, RecordedSession)):
             m.session_info = obj
             self.dashboard.draw(self.render_session)
@@ -275,7 +284,7 @@ class StreamwatchApp(App[None]):
         try:
             self.post_message(JourneyRead(path, journey_lines(file_journey(self.plan, path, rows=True))))
         except LineageError as e:
-            self.post_message(JourneyRead(path, [], one_line(e)))
+            self.post_message(JourneyRead(path, [], one_line(e, 1000)))  # it names long paths: keep them whole
         except Exception as e:  # unreadable table or checkpoint: say so, never crash
             self.post_message(JourneyRead(path, [], f"cannot follow: {one_line(e)}"))
 

@@ -35,10 +35,13 @@ REGISTRY: tuple[CommandSpec, ...] = (
     CommandSpec("queries", "", "the queries view"),
     CommandSpec("detail", "[QUERY]", "charts and metrics of one query", takes_query=True),
     CommandSpec("checkpoint", "[QUERY]", "per-batch checkpoint timeline and findings", takes_query=True),
+    CommandSpec("state", "[BATCH]", "the selected query's state at BATCH (default: the batch highlighted in the "
+                "checkpoint tab, else the last committed): first rows, per-partition sizes"),
     CommandSpec("landing", "", "landed files and their journey"),
     CommandSpec("events", "", "the raw event stream"),
     CommandSpec("results", "[QUERY]", "current rows of a query's table", takes_query=True,
                 controls=(Control.READ_RESULTS,)),
+    CommandSpec("pipeline", "", "the pipeline drawn: layers, backlog per edge, end-to-end latency, slowest layer"),
     CommandSpec("start", "[QUERY|all]", "start a stopped query (or every query)", True, True,
                 (Control.START_QUERY, Control.START_PIPELINE)),
     CommandSpec("stop", "[QUERY|all]", "stop a query (or the whole pipeline)", True, True,
@@ -56,8 +59,9 @@ REGISTRY: tuple[CommandSpec, ...] = (
 )
 COMMANDS: dict[str, CommandSpec] = {c.name: c for c in REGISTRY}
 ALIASES = {"q": "quit", "cp": "checkpoint", "ckpt": "checkpoint", "ev": "events", "res": "results",
-           "land-more": "land", "h": "help", "query": "detail"}
-TABS = ("queries", "detail", "checkpoint", "landing", "events", "results")
+           "land-more": "land", "h": "help", "query": "detail",
+           "pipe": "pipeline", "dag": "pipeline"}
+TABS = ("queries", "detail", "checkpoint", "landing", "events", "results", "pipeline")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +84,10 @@ def _run(key: str, line: str, footer: str = "", display: str | None = None, prio
 #: tab keys are priority bindings too, so ``5/`` typed fast switches the tab before ``/`` opens
 #: its filter (a normal binding runs only after the focused table has seen the key).
 KEYS: tuple[KeyHelp, ...] = (
-    KeyHelp("1 2 3 4 5 6", "tabs: queries, detail, checkpoint, landing, events, results",
+    KeyHelp("1 2 3 4 5 6 7", "tabs: queries, detail, checkpoint, landing, events, results, pipeline",
             tuple(_run(str(i + 1), t, priority=True) for i, t in enumerate(TABS))),
     KeyHelp("enter", "open the selected query's detail / open a checkpoint batch"),
+    KeyHelp("v", "the state of the highlighted checkpoint batch (rows, partition sizes)", (_run("v", "state"),)),
     KeyHelp("↑ ↓ pgup pgdn", "move within a table"),
     KeyHelp("tab", "move focus"),
     KeyHelp(":", "command line (tab completes)", (Binding("colon", "command", "Cmd", key_display=":", priority=True),)),
@@ -120,7 +125,8 @@ class CommandError(StreamwatchError, ValueError):
 @dataclass(frozen=True, slots=True)
 class Command:
     """A parsed command: ``name`` from :data:`COMMANDS`, ``target`` a query name, ``all`` or
-    None, plus ``count``/``source`` (land), ``trigger`` (trigger) and ``text`` (filter)."""
+    None, plus ``count``/``source`` (land), ``trigger`` (trigger), ``text`` (filter) and
+    ``batch`` (state)."""
 
     name: str
     target: str | None = None
@@ -128,6 +134,7 @@ class Command:
     source: str | None = None
     trigger: str | None = None
     text: str = ""
+    batch: int | None = None
 
 
 def normalise_trigger(spec: str) -> str:
@@ -151,6 +158,10 @@ def parse(line: str, queries: list[str], sources: list[str] | None = None) -> Co
     args = words[1:]
     if name == "filter":
         return Command(name, text=" ".join(args))
+    if name == "state":
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            raise CommandError("state: give a batch id, e.g. :state 12")
+        return Command(name, batch=int(args[0]) if args else None)
     if name == "land":
         count, source = 1, None
         for a in args:

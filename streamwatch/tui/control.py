@@ -47,9 +47,33 @@ class Controls:
             app.dashboard.set_filter(cmd.text)
         elif cmd.name == "help":
             app.action_help()
+        elif cmd.name == "state":
+            self.open_state(cmd.batch)
         elif cmd.name == "quit":
             app.call_later(app.action_quit)
         return cmd
+
+    def open_state(self, batch: int | None) -> None:
+        """Open the selected query's state at ``batch`` (None: the batch highlighted in the
+        checkpoint tab, else the last committed one) over the dashboard."""
+        from streamwatch.tui.views.state import StateScreen
+        from streamwatch.tui.views.table import SyncTable
+
+        app = self.app
+        name = app.selected
+        try:
+            checkpoint = app.plan.query(name or "").checkpoint
+        except KeyError:
+            app.set_status("state: no query selected", "warning")
+            return
+        if batch is None and app.active_tab == "checkpoint":
+            key = app.dashboard.query_one("#cp-batches", SyncTable).cursor_key()
+            batch = int(key) if key is not None and key.isdigit() else None
+        committed = getattr(app.model.checkpoints.get(name or ""), "commit_batch_ids", None)
+        if batch is not None and committed and batch not in committed:
+            app.set_status(f"state: batch {batch} of {name} is not committed (last committed: {committed[-1]})", "warning")
+            return
+        app.push_screen(StateScreen(checkpoint, name or "", batch))
 
     def control(self, cmd: Command) -> None:
         """Run a control command on the backend in a worker (unless unsupported)."""

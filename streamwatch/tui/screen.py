@@ -23,6 +23,7 @@ from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
 from streamwatch.tui.views.feeds import EventsView, LandingView, ResultsView
+from streamwatch.tui.views.pipeline import PipelineView
 from streamwatch.tui.views.queries import QueriesView
 
 if TYPE_CHECKING:
@@ -30,12 +31,12 @@ if TYPE_CHECKING:
 
 STATUS_STYLE = {"error": "bold red", "warning": "yellow"}
 #: the view class drawing each tab from the model (one instance each)
-VIEWS: dict[str, type[QueriesView | DetailView | CheckpointView | LandingView | EventsView]] = {
+VIEWS: dict[str, type[QueriesView | DetailView | CheckpointView | LandingView | EventsView | PipelineView]] = {
     "queries": QueriesView, "detail": DetailView, "checkpoint": CheckpointView, "landing": LandingView,
-    "events": EventsView}
+    "events": EventsView, "pipeline": PipelineView}
 #: the widget each tab focuses when it is shown
 FOCUS = {"queries": "#query-table", "checkpoint": "#cp-batches", "landing": "#landing-table",
-         "events": "#event-table", "results": "#results-table"}
+         "events": "#event-table", "results": "#results-table", "pipeline": "#pipeline-view"}
 
 
 class DashboardScreen(Screen[None]):
@@ -65,6 +66,8 @@ class DashboardScreen(Screen[None]):
                 yield EventsView(id="event-table")
             with TabPane("6 Results", id="results"):
                 yield ResultsView(id="results-view")
+            with TabPane("7 Pipeline", id="pipeline"):
+                yield PipelineView(id="pipeline-view")
         yield CommandLine(lambda: list(self.owner.model.board.rows))
         yield Static("starting…", id="status")
         yield Footer()
@@ -132,7 +135,7 @@ class DashboardScreen(Screen[None]):
     def active_tab(self) -> str:
         return self.query_one("#tabs", TabbedContent).active or "queries"
 
-    def view(self, tab: str) -> QueriesView | DetailView | CheckpointView | LandingView | EventsView | None:
+    def view(self, tab: str) -> QueriesView | DetailView | CheckpointView | LandingView | EventsView | PipelineView | None:
         """The view drawing ``tab`` from the model (results are drawn from read results)."""
         kind = VIEWS.get(tab)
         return self.query_one(kind) if kind is not None else None
@@ -147,7 +150,7 @@ class DashboardScreen(Screen[None]):
         (every view with ``everything``); hidden views draw when their tab is activated."""
         if not self.drawable:
             return
-        tabs = ("queries", "detail", "checkpoint", "landing", "events") if everything else ("queries", self.active_tab)
+        tabs = ("queries", "detail", "checkpoint", "landing", "events", "pipeline") if everything else ("queries", self.active_tab)
         for tab in dict.fromkeys(tabs):
             v = self.view(tab)
             if v is not None:

@@ -64,6 +64,17 @@ def test_three_queries_appear_and_advance_then_quit_cleanly(spark, tmp_path):
             await _wait_for(pilot, lambda: results.row_count > 0, 60, "bronze rows in the results tab")
             await pilot.press("3")
             await _wait_for(pilot, lambda: app.query_one("#cp-batches").row_count > 0, 30, "the batch timeline")
+            # the pipeline tab: the live pipeline's chain learnt from its checkpoints, drawn
+            await pilot.press("7")
+            chain = {("flights_bronze", "flights_silver"), ("flights_silver", "flights_gold")}
+            await _wait_for(pilot, lambda: app.model.pipeline is not None and chain <= {
+                (e.upstream, e.downstream) for e in app.model.pipeline.links if e.learnt}, 60, "the learnt chain")
+            await _wait_for(pilot, lambda: "← silver:" in str(app.query_one("#pipe-graph").content), 10,
+                            "the pipeline drawn")
+            graph = app.model.pipeline
+            assert [graph.layer(n).column for n in names] == [0, 1, 2]
+            assert graph.slowest in planned and graph.layer(graph.slowest).slowest
+            assert all(e.backlog_files is not None and e.backlog_files >= 0 for e in graph.links if e.learnt)
             await pilot.press("q")
             await _wait_for(pilot, lambda: not app.is_running, 60, "the app to exit")
             return first

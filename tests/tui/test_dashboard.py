@@ -201,7 +201,7 @@ def test_help_lists_every_key_binding(make_app):
         keys_section = text.split("\n: commands")[0].splitlines()[1:]
         shown_keys = {tok for line in keys_section for tok in line[2:16].split()}
         assert shown_keys >= {b.key_display or b.key for b in app.BINDINGS}
-        for cmd in ("trigger", "land", "restart", "results", "checkpoint"):
+        for cmd in ("trigger", "land", "restart", "results", "checkpoint", "pipeline", "state"):
             assert cmd in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: type(app.screen).__name__ != "HelpScreen", "help to close")

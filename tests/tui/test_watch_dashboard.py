@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from streamwatch.tui.checkpoints import CheckpointBackend
+from streamwatch.backends.checkpoints import CheckpointBackend
 from tests.helpers.fake_checkpoint import FakeCheckpoint
 
 T0 = 1_790_000_000_000

@@ -4,20 +4,24 @@
 :class:`~streamwatch.analysis.session.CheckpointWatch`: every committed batch becomes a
 ``QueryProgress`` (batch id, ``triggerExecution`` = commit time − ``batchTimestampMs``,
 watermark; row counts are not in a checkpoint and show as 0), every watched query a
-``QueryStarted``; stuck/idle verdicts, findings and pipeline backlog arrive as notices.
+``QueryStarted``; stuck/idle verdicts and findings arrive as notices, and after every poll
+that saw a commit the pipeline graph (:class:`~streamwatch.analysis.pipeview.PipelineGraph`:
+backlog per edge, end-to-end latency, the slowest layer) for the pipeline tab.
 It supports no control: the dashboard says in its status line that start/stop/restart,
 land, trigger and results need Spark (:meth:`CheckpointBackend.why_not`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from datetime import datetime, timezone
 from typing import Callable
 
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
+from streamwatch.analysis.pipeview import graph_of_watch
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.analysis.session import CheckpointWatch
-from streamwatch.analysis.watch import WatchError
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
 from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
@@ -43,10 +47,15 @@ def progress_of(rec: CheckpointBatch) -> QueryProgress:
 class CheckpointBackend(Backend):
     """Watches ``paths`` (checkpoints, folders of checkpoints, workspaces; local or fsspec
     URLs) every ``poll_s`` seconds. Discovery runs in the constructor, so a bad PATH raises
-    :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens."""
+    :class:`~streamwatch.analysis.watch.WatchError` before the dashboard opens. ``recording``:
+    a recording or Spark event log of the same queries, followed while written; a batch it
+    has a progress update for is shown with the listener's numbers (that ``QueryProgress``:
+    rows, rates, the duration breakdown) instead of the derived ones."""
+
+    emits_pipeline = True
 
     def __init__(self, paths: list[str], poll_s: float = 1.0, history: int = 100,
-                 storage_options: dict | None = None) -> None:
+                 storage_options: dict | None = None, recording: str | None = None) -> None:
         self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
         found = self.watch.found()
         self.plan = RunPlan(
@@ -60,6 +69,8 @@ class CheckpointBackend(Backend):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started: set[str] = set()
+        self._drawn = False
+        self.merger = MergedRecords(ListenerNumbers(recording), grace_s=max(3.0, 2 * poll_s)) if recording else None
 
     def start(self, emit: Callable[[object], None]) -> None:
         """Start the polling thread and return at once."""
@@ -68,14 +79,21 @@ class CheckpointBackend(Backend):
 
     def _run(self, emit: Callable[[object], None]) -> None:
         try:
+            if self.merger is not None:
+                self.merger.numbers.follow()
             records = self.watch.open()
-        except WatchError as e:
+        except Exception as e:  # WatchError, EventSourceError: one line on screen
             emit(RuntimeNotice("error", str(e)))
             return
         emit(RuntimeNotice("info", f"watching {len(self.watch.watchers)} checkpoint(s) — controls need Spark"))
         while True:
+            if self.merger is not None:
+                records = self.merger.take(records)
             for r in records:
                 self._emit(r, emit)
+            if records or not self._drawn:  # the pipeline tab: after a commit or a status change
+                emit(graph_of_watch(self.watch))
+                self._drawn = True
             if self._stop.wait(self.poll_s):
                 return
             try:
@@ -89,7 +107,8 @@ class CheckpointBackend(Backend):
             self._started.add(r.checkpoint)
             emit(QueryStarted(id=r.id or r.checkpoint, run_id=RUN_ID, timestamp=None, name=r.query))
         if isinstance(r, CheckpointBatch):
-            emit(progress_of(r))
+            p = self.merger.numbers.get(r.id, r.batch_id) if self.merger is not None and r.listener else None
+            emit(dataclasses.replace(p, name=r.query) if p is not None else progress_of(r))
         elif isinstance(r, CheckpointStatus):
             if r.stuck:
                 emit(RuntimeNotice("error", f"{r.query} stuck: batch {r.in_flight_batch_id} planned "
@@ -99,14 +118,12 @@ class CheckpointBackend(Backend):
         elif isinstance(r, CheckpointFinding):
             level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
             emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))
-        elif isinstance(r, PipelineEdge):
-            slow = f"; slowest layer {r.slowest_layer}" if r.slowest_layer else ""
-            emit(RuntimeNotice("info", f"{r.upstream} → {r.downstream}: backlog {r.backlog_files} file(s), "
-                                       f"end-to-end {r.end_to_end_ms} ms{slow}"))
 
     def stop(self) -> None:
         """Stop polling (idempotent)."""
         self._stop.set()
+        if self.merger is not None:
+            self.merger.numbers.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
 
