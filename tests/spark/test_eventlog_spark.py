@@ -44,9 +44,17 @@ JOB = textwrap.dedent("""
 """)
 
 
-def test_event_log_replays_to_the_recorded_progress_events(tmp_path):
-    out = subprocess.run([sys.executable, "-c", JOB, str(tmp_path)], capture_output=True, text=True, timeout=600)
+@pytest.fixture(scope="module")
+def job_dir(tmp_path_factory):
+    """The workspace of one run of JOB: ``eventlog/`` (Spark's) and ``events.jsonl`` (ours)."""
+    ws = tmp_path_factory.mktemp("eventlog-job")
+    out = subprocess.run([sys.executable, "-c", JOB, str(ws)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
+    return ws
+
+
+def test_event_log_replays_to_the_recorded_progress_events(job_dir):
+    tmp_path = job_dir
     logs = list((tmp_path / "eventlog").iterdir())
     assert len(logs) == 1 and logs[0].name.startswith("eventlog_v2_"), logs  # rolling directory
     assert any(f.name.endswith(".zstd") for f in logs[0].iterdir()), "Spark 4 compresses with zstd"
@@ -73,3 +81,43 @@ def test_event_log_replays_to_the_recorded_progress_events(tmp_path):
         line = session_line(recorded_session(report.header))
         assert line.startswith(f"Replay of {what}: ") and f"({from_log_report.header.app['appId']})" in line, line
         assert "on local[2]" in line and "Spark 4." in line, line
+
+
+def test_the_dashboard_replays_a_spark_event_log(job_dir):
+    """``streamwatch replay EVENTLOG_DIR`` as the user sees it: the real app (Pilot) fed by
+    :class:`ReplayBackend` from the rolling, zstd-compressed directory Spark wrote."""
+    import asyncio
+    import time
+
+    from streamwatch.backends.replay import ReplayBackend
+    from streamwatch.tui.app import StreamwatchApp
+
+    log_dir = next((job_dir / "eventlog").iterdir())
+    expected = [e for e in read_recording(job_dir / "events.jsonl", ReadReport()) if isinstance(e, QueryProgress)]
+    backend = ReplayBackend(log_dir, speed=0)
+    assert [q.query_name for q in backend.plan.queries] == ["tiny"]
+    app = StreamwatchApp(backend, checkpoint_refresh_s=0)
+
+    async def scenario() -> tuple[str, str]:
+        async with app.run_test(size=(140, 40)) as pilot:
+            deadline = time.monotonic() + 60
+            while not (backend.done.is_set() and app.board.rows["tiny"].status == "stopped"
+                       and not app.frame_pending):
+                assert time.monotonic() < deadline, f"replay did not finish: {app.board.rows['tiny']}"
+                await pilot.pause(0.05)
+            await pilot.pause()
+            header = str(app.query_one("#session").render())
+            cell = str(app.query_one("#query-table").get_cell("tiny", "status"))
+            await pilot.press("q")
+            return header, cell
+
+    header, cell = asyncio.run(scenario())
+    row = app.board.rows["tiny"]
+    assert backend.emitted == 5 and backend.report.bad_lines == 0  # started, 3 progress, terminated
+    assert row.query_id == expected[-1].id and row.run_id == expected[-1].run_id
+    assert row.batch_id == expected[-1].batch_id == 2
+    assert row.total_input_rows == sum(e.num_input_rows for e in expected) == 30  # 3 files × 10 rows
+    assert row.progress_count == 3 and row.exception is None
+    assert cell == "stopped"
+    assert header.startswith("Replay of Spark event log: ") and "on local[2]" in header, header
+    assert "hunter2" not in header
