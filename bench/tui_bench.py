@@ -6,6 +6,17 @@ memory held by the bounded history with the named alternative, an unbounded hist
 Targets: no growing lag (last-quarter p99 close to first-quarter p99); memory flat once the
 history bound is reached. Defaults follow the issue: 200 events/s, 100,000 events (~8 min);
 ``--events 10000`` for a quick run.
+
+``--hundred`` (issue 18 item 4): a recording of 100 queries each reporting progress twice a
+second is replayed at speed (``ReplayBackend``, speed 1) into the real app; each round runs in
+a fresh process and measures render lag (emit → rendered) p99, RSS over the run, and the
+key response of ``/`` + ``q05`` (the query table shows the 10 matching queries) and ``enter``
+(the selected query's detail tab is shown), keys posted as the terminal driver posts them.
+The named alternative is the same dashboard redrawing on every event
+(``render_interval_s = 0``, no frame coalescing); the two alternate for ``--rounds`` rounds
+and the ratios (alternative / dashboard) are printed as median and min. Targets: lag p99
+< 250 ms, key response < 100 ms, RSS flat. ``--soak-minutes N`` adds one N-minute run of
+the dashboard alone printing RSS per minute.
 """
 
 from __future__ import annotations
@@ -129,13 +140,202 @@ def board_memory(events: int, history: int) -> float:
     return size
 
 
+# -- 100 queries at 2 progress events/s each, replayed at speed --------------------------------------
+HUNDRED = [f"q{i:03d}" for i in range(100)]
+T0_MS = 1_767_261_600_000  # 2026-01-01T10:00:00Z
+
+
+def _iso(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def write_hundred(path: Path, seconds: float) -> int:
+    """A streamwatch recording: 100 queries started, then each reports progress every 500 ms
+    (staggered by 5 ms: 200 events/s in all) for ``seconds``; returns the progress count."""
+    from streamwatch.events.jsonl import JsonlRecorder
+    from streamwatch.model.events import QueryStarted
+
+    n = 0
+    with JsonlRecorder(path) as rec:
+        for q in HUNDRED:
+            rec.write(QueryStarted(f"id-{q}", f"run-{q}", _iso(T0_MS), name=q))
+        for tick in range(int(seconds * 2)):
+            for k, q in enumerate(HUNDRED):
+                ms = T0_MS + 1_000 + tick * 500 + k * 5
+                rec.write(QueryProgress.from_dict({
+                    "id": f"id-{q}", "runId": f"run-{q}", "name": q, "timestamp": _iso(ms), "batchId": tick,
+                    "batchDuration": 300 + k, "numInputRows": 1000 + k, "inputRowsPerSecond": 2000.0 + k,
+                    "processedRowsPerSecond": 3000.0 - k,
+                    "durationMs": {"addBatch": 200, "getBatch": 5, "latestOffset": 10, "queryPlanning": 20,
+                                   "walCommit": 30, "commitOffsets": 15, "triggerExecution": 300 + k},
+                    "eventTime": {"max": _iso(ms - 60_000), "watermark": _iso(ms - 120_000)},
+                    "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": tick * 10,
+                                        "memoryUsedBytes": 1000 + tick}],
+                    "sources": [{"description": "FileStreamSource[x]", "startOffset": {"logOffset": tick},
+                                 "endOffset": {"logOffset": tick + 1}, "numInputRows": 1000 + k}],
+                    "sink": {"description": "FileSink[x]", "numOutputRows": 1000 + k},
+                }))
+                n += 1
+    return n
+
+
+async def _until(predicate, timeout_s: float = 10.0) -> float:
+    """Seconds until ``predicate()`` holds, polled every millisecond or so on the app's loop."""
+    t0 = time.monotonic()
+    while not predicate():
+        if time.monotonic() - t0 > timeout_s:
+            raise TimeoutError("no response")
+        await asyncio.sleep(0.001)
+    return time.monotonic() - t0
+
+
+def _post_keys(app, *keys: str) -> None:
+    """Keys as the terminal driver delivers them: ``Key`` messages posted to the app."""
+    from textual import events
+
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def hundred_round(recording: Path, variant: str, soak: bool = False) -> dict:
+    """One round in this process: replay ``recording`` at speed into the app (``variant``
+    ``coalesced``: the dashboard as shipped; ``every-event``: a redraw per event)."""
+    from streamwatch.backends.replay import ReplayBackend
+    from streamwatch.tui.app import StreamwatchApp
+
+    backend = ReplayBackend(recording, speed=1)
+    app = StreamwatchApp(backend, checkpoint_refresh_s=0, watch_landing=False)
+    if variant == "every-event":
+        app.render_interval_s = 0.0
+    app.lag_samples = __import__("collections").deque()
+    slash: list[float] = []
+    enter: list[float] = []
+    rss: list[tuple[float, float]] = []
+    cpu0 = time.process_time()
+    async with app.run_test(size=(160, 50)) as pilot:
+        table = app.query_one("#query-table")
+        t_start = time.monotonic()
+        await _until(lambda: len(app.lag_samples) > 0, 60)
+        next_key = time.monotonic() + 3.0
+        next_rss = time.monotonic()
+        while not backend.done.is_set():
+            now = time.monotonic()
+            if now >= next_rss:
+                rss.append((now - t_start, rss_mib()))
+                next_rss += 60.0 if soak else 1.0
+            if not soak and now >= next_key:
+                # '/' then 'q05': the table shows q050…q059
+                t0 = time.monotonic()
+                _post_keys(app, "slash", "q", "0", "5")
+                await _until(lambda: table.row_count == 10)
+                slash.append(time.monotonic() - t0)
+                _post_keys(app, "escape")
+                await _until(lambda: table.row_count == 100 and app.focused is table)
+                # enter on the highlighted query: its detail tab
+                t0 = time.monotonic()
+                _post_keys(app, "enter")
+                await _until(lambda: app.active_tab == "detail")
+                enter.append(time.monotonic() - t0)
+                _post_keys(app, "1")
+                await _until(lambda: app.active_tab == "queries" and app.focused is table)
+                next_key = time.monotonic() + 1.5
+            await asyncio.sleep(0.05)
+        await _until(lambda: not app._inbox and not app.frame_pending, 30)
+        wall = time.monotonic() - t_start
+        rss.append((wall, rss_mib()))
+        await pilot.press("q")
+    lags = list(app.lag_samples)
+    return {
+        "variant": variant, "events": backend.emitted, "wall_s": wall, "rate": backend.emitted / wall,
+        "lag_p50_ms": pct(lags, 50) * 1000, "lag_p99_ms": pct(lags, 99) * 1000, "lag_max_ms": max(lags) * 1000,
+        "slash_ms": [x * 1000 for x in slash], "enter_ms": [x * 1000 for x in enter],
+        "cpu_s": time.process_time() - cpu0, "rss": rss,
+    }
+
+
+def _child(recording: Path, variant: str, soak: bool = False) -> dict:
+    import json
+    import subprocess
+
+    args = [sys.executable, __file__, "--hundred-round", variant, "--recording", str(recording)]
+    out = subprocess.run(args + (["--soak"] if soak else []), capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"round {variant} failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
+    import statistics
+    import tempfile
+
+    variants = ("coalesced", "every-event")
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = Path(tmp) / "hundred.jsonl"
+        n = write_hundred(rec, seconds)
+        print(f"dashboard, 100 queries × 2 progress events/s replayed at speed: {n:,} events over {seconds:g} s, "
+              f"{rounds} alternated rounds (fresh process each); alternative: a redraw on every event")
+        res: dict[str, list[dict]] = {v: [] for v in variants}
+        for i in range(rounds):
+            for v in (variants if i % 2 == 0 else variants[::-1]):
+                r = _child(rec, v)
+                res[v].append(r)
+                growth = r["rss"][-1][1] - r["rss"][min(3, len(r["rss"]) - 1)][1]
+                print(f"  round {i + 1} {v:11s}: {r['rate']:.0f} events/s, lag p50 {r['lag_p50_ms']:.0f} ms "
+                      f"p99 {r['lag_p99_ms']:.0f} ms max {r['lag_max_ms']:.0f} ms; '/' max "
+                      f"{max(r['slash_ms'], default=float('nan')):.0f} ms, enter max "
+                      f"{max(r['enter_ms'], default=float('nan')):.0f} ms; CPU {r['cpu_s']:.1f} s; "
+                      f"RSS {r['rss'][0][1]:.0f} → {r['rss'][-1][1]:.0f} MiB ({growth:+.1f} after 3 s)")
+
+        def stat(v: str, key: str, agg=max) -> list[float]:
+            return [agg(r[key]) if isinstance(r[key], list) else r[key] for r in res[v]]
+
+        def p99_keys(v: str, key: str) -> list[float]:
+            return [pct(r[key], 99) for r in res[v]]
+
+        print("  per round: median (min) over rounds — dashboard | every-event redraw | ratio alternative/dashboard")
+        for label, a, b in (
+            ("render lag p99 ms", stat("coalesced", "lag_p99_ms"), stat("every-event", "lag_p99_ms")),
+            ("'/' filter p99 ms", p99_keys("coalesced", "slash_ms"), p99_keys("every-event", "slash_ms")),
+            ("enter p99 ms", p99_keys("coalesced", "enter_ms"), p99_keys("every-event", "enter_ms")),
+            ("CPU s", stat("coalesced", "cpu_s"), stat("every-event", "cpu_s")),
+        ):
+            ratios = [y / x for x, y in zip(a, b) if x > 0]
+            print(f"  {label:18s} {statistics.median(a):8.1f} ({min(a):.1f}) | {statistics.median(b):8.1f} "
+                  f"({min(b):.1f}) | {statistics.median(ratios):.2f}× ({min(ratios):.2f}×)")
+        worst = max(stat("coalesced", "lag_p99_ms"))
+        keys = max(max(r["slash_ms"] + r["enter_ms"], default=0) for r in res["coalesced"])
+        print(f"  targets: lag p99 < 250 ms — worst round {worst:.0f} ms {'ok' if worst < 250 else 'MISSED'}; "
+              f"keys < 100 ms — slowest key {keys:.0f} ms {'ok' if keys < 100 else 'MISSED'}")
+        if soak_minutes > 0:
+            rec2 = Path(tmp) / "soak.jsonl"
+            n2 = write_hundred(rec2, soak_minutes * 60)
+            r = _child(rec2, "coalesced", soak=True)
+            print(f"  soak: {n2:,} events over {soak_minutes:g} min, lag p99 {r['lag_p99_ms']:.0f} ms; RSS per minute: "
+                  + " ".join(f"{m:.0f}" for _, m in r["rss"]) + " MiB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hundred", action="store_true", help="100 queries at 2 progress events/s each (issue 18)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=20.0, help="length of each --hundred round's recording")
+    ap.add_argument("--soak-minutes", type=float, default=0.0)
+    ap.add_argument("--hundred-round", choices=("coalesced", "every-event"), help=argparse.SUPPRESS)
+    ap.add_argument("--recording", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--soak", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--rate", type=float, default=200.0)
     ap.add_argument("--history", type=int, default=1_000,
                     help="per-query bound (small, so the bound is reached within the run)")
     a = ap.parse_args()
+    if a.hundred_round:
+        import json
+
+        print(json.dumps(asyncio.run(hundred_round(a.recording, a.hundred_round, a.soak))))
+        return
+    if a.hundred:
+        hundred(a.rounds, a.seconds, a.soak_minutes)
+        return
     asyncio.run(run_app(a.events, a.rate, a.history))
     bounded = board_memory(a.events, a.history)
     unbounded = board_memory(a.events, 10**9)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -14,7 +15,11 @@ class SyncTable(DataTable):
     """``sync(rows)`` makes the table show exactly ``rows`` — ``(key, cells)`` in order —
     touching only what changed: unchanged cells are not rewritten, new rows at the end are
     appended, removed rows are removed; other reorderings rebuild the table. The cursor stays
-    on the same key when it still exists."""
+    on the same key when it still exists.
+
+    Columns grow to fit a wider value and never shrink while the table lives: DataTable
+    re-measures the whole column for every narrower value it is asked to fit, which made a
+    100-query frame cost seconds (``bench/tui_bench.py --hundred``)."""
 
     def __init__(self, columns: Sequence[str], **kw) -> None:
         kw.setdefault("cursor_type", "row")
@@ -69,7 +74,13 @@ class SyncTable(DataTable):
                 continue
             for col, new, prev in zip(self._columns, cells, old or (None,) * len(cells)):
                 if new != prev:
-                    self.update_cell(k, col, new, update_width=True)
+                    self.update_cell(k, col, new, update_width=self._wider(col, new))
             self._cells[k] = cells
         if follow and self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
+
+    def _wider(self, column: str, value: Cell) -> bool:
+        """``value`` is wider than ``column`` now is (so the column must grow)."""
+        width = value.cell_len if isinstance(value, Text) else cell_len(str(value))
+        col = self.columns.get(column)  # type: ignore[call-overload]
+        return col is None or width > col.content_width
