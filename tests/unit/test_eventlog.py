@@ -62,7 +62,8 @@ def _check(events, report):
     ("", lambda b: b),
     (".gz", gzip.compress),
     (".zstd", lambda b: zstandard.ZstdCompressor().compress(b)),
-    (".lz4", lambda b: lz4java(b, block=64)),  # many small blocks
+    (".lz4", lambda b: lz4java(b, block=64)),  # many small blocks, some stored raw
+    (".lz4", lambda b: lz4java(b, block=32 * 1024)),  # Spark's default block size: an odd level (5) in the token
 ])
 def test_every_codec_spark_writes(tmp_path, suffix, compress):
     path = tmp_path / f"local-17{suffix}"
