@@ -89,3 +89,37 @@ def test_wait_all_terminated_returns_once_the_bus_delivered_the_end():
         assert [type(e) for e in delivered] == [QueryStarted, QueryTerminated]
     finally:
         bus.close()
+
+
+def test_a_full_bus_drops_the_oldest_and_counts_each_drop_once():
+    """Capacity 2 while the one sink is held inside its first event: of five more events the
+    three oldest are dropped; ``flush`` times out meanwhile, then delivers the two newest."""
+    entered, release = threading.Event(), threading.Event()
+    got: list[int] = []
+
+    def slow_sink(e: int) -> None:
+        if e == 0:
+            entered.set()
+            release.wait(30)
+        got.append(e)
+
+    bus = EventBus(capacity=2)
+    bus.add_sink(slow_sink)
+    try:
+        bus.publish(0)
+        assert entered.wait(30)  # the dispatcher holds event 0: the queue is empty again
+        for e in range(1, 6):
+            bus.publish(e)
+        st = bus.stats()
+        assert (st.published, st.dropped, st.delivered) == (6, 3, 0)
+        assert not bus.flush(0.2)  # a sink still busy: not flushed in time
+        release.set()
+        assert bus.flush(30)
+        assert got == [0, 4, 5]
+        st = bus.stats()
+        assert (st.published, st.delivered, st.dropped, st.sink_errors) == (6, 3, 3, 0)
+    finally:
+        release.set()
+        bus.close()
+    bus.publish(6)  # after close: dropped, never delivered
+    assert bus.stats().dropped == 4 and got == [0, 4, 5]
