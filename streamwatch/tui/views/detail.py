@@ -9,23 +9,21 @@ from typing import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.reactive import reactive
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import OPERATIONS, Sample
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.tui.charts import StackedBars, TimelineChart
+from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
 SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows", "in rows/s", "metrics")
 
 
-class DetailView(VerticalScroll):
+class DetailView(ModelView, VerticalScroll):
     """Everything about the model's selected query (``show(model)``)."""
-
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
 
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
@@ -45,13 +43,6 @@ class DetailView(VerticalScroll):
         yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
         yield Static("", id="detail-sink")
-
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
 
     def draw_charts(self, history: Sequence[Sample], width: int) -> None:
         """The charts of the newest samples that fit ``width`` columns; the watermark-gap and
