@@ -4,7 +4,8 @@ Model objects arrive from any thread through :meth:`StreamwatchApp.emit` into an
 coalescing :class:`~streamwatch.tui.messages.Wake` message drains it into the
 :class:`~streamwatch.analysis.dashboard.DashboardModel`, so a flood of progress events renders
 once. Blocking work — starting the backend, reading checkpoints, reading result tables,
-controls — runs in thread workers that post typed messages.
+controls — runs in thread workers that post typed messages (what they read:
+:mod:`streamwatch.tui.readers`).
 
 :class:`StreamwatchApp` ingests messages, runs the workers and navigates; the
 :class:`~streamwatch.tui.screen.DashboardScreen` owns the layout, the redraw timers and the
@@ -26,7 +27,7 @@ from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
-from streamwatch.backends.base import Backend, Control
+from streamwatch.backends.base import Backend
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.landing import LandedFile
@@ -36,8 +37,9 @@ from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
 from streamwatch.tui.help import HelpScreen
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
+from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
-from streamwatch.tui.views.checkpoint import CheckpointView, timeline_of
+from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.feeds import LandingView, ResultsView, event_line
 from streamwatch.tui.views.queries import QueriesView
 
@@ -163,20 +165,7 @@ class StreamwatchApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="checkpoints")
     def scan_checkpoints(self) -> None:
         """Read every query's checkpoint (read-only) and post :class:`CheckpointsRead`."""
-        from streamwatch.checkpoint import read_checkpoint
-
-        cps: dict[str, Any] = {}
-        errors: dict[str, str] = {}
-        timelines: dict[str, tuple] = {}
-        for q in self.plan.queries:
-            try:
-                # the sink folder comes from the pipeline definition, never guessed from names
-                cp = read_checkpoint(q.checkpoint, sink=q.table or None)
-                cps[q.query_name] = cp
-                timelines[q.query_name] = timeline_of(cp)
-            except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
-                errors[q.query_name] = one_line(str(e).split(": ")[-1]) or type(e).__name__
-        self.post_message(CheckpointsRead(cps, errors, timelines))
+        self.post_message(read_checkpoints(self.plan))
         if self._plan_pipeline is not None:  # the pipeline tab, from the same checkpoints
             try:
                 self.emit(self._plan_pipeline.poll())
@@ -278,15 +267,7 @@ class StreamwatchApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="journey")
     def read_journey(self, path: str) -> None:
         """Follow one landed file through every layer (read-only) and post :class:`JourneyRead`."""
-        from streamwatch.analysis.lineage import LineageError, file_journey
-        from streamwatch.analysis.lineage_text import journey_lines
-
-        try:
-            self.post_message(JourneyRead(path, journey_lines(file_journey(self.plan, path, rows=True))))
-        except LineageError as e:
-            self.post_message(JourneyRead(path, [], one_line(e, 1000)))  # it names long paths: keep them whole
-        except Exception as e:  # unreadable table or checkpoint: say so, never crash
-            self.post_message(JourneyRead(path, [], f"cannot follow: {one_line(e)}"))
+        self.post_message(read_journey(self.plan, path))
 
     def on_journey_read(self, message: JourneyRead) -> None:
         if self.dashboard.drawable:
@@ -302,15 +283,7 @@ class StreamwatchApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="results")
     def refresh_results(self) -> None:
         self._results_at = time.monotonic()
-        name = self.selected or ""
-        if not self.backend.supports(Control.READ_RESULTS):
-            self.post_message(ResultsRead(name, [], [], "this backend cannot read tables (replay?)"))
-            return
-        try:
-            columns, rows = self.backend.read_results(name, 100)
-            self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows]))
-        except Exception as e:
-            self.post_message(ResultsRead(name, [], [], one_line(e)))
+        self.post_message(read_results(self.backend, self.selected or ""))
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)

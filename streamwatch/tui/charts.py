@@ -1,24 +1,42 @@
-"""Two small chart widgets drawn with block characters (no plotting dependency):
+"""The detail tab's charts, drawn by plotext (through textual-plotext) with axes and tick
+values, as the Spark UI's streaming tab draws its timelines:
 
-* :class:`SeriesChart` — one sparkline row per series on a shared scale (e.g. input vs
-  processed rows/s), newest value on the right with its number;
-* :class:`StackedBars` — one column per batch, stacked by operation (e.g. ``durationMs``
-  addBatch/getBatch/…), with a legend line.
+* :class:`TimelineChart` — one line per series against a UTC time axis (``HH:MM:SS`` ticks),
+  e.g. input vs processed rows/s, watermark gap (s), state rows and memory (MiB, right axis);
+* :class:`StackedBars` — one bar per batch id, stacked by operation (``durationMs``: addBatch,
+  getBatch, …, ms).
+
+Each chart is a plot over a legend line that names every series in its colour with its latest
+value. A chart keeps what it shows (``series``/``rows``), redraws only when that changes, and
+draws at its laid-out size: nothing in a chart depends on the wall clock or on when it drew.
+Points without a timestamp or a value are left out, so batches without a watermark never
+reach the watermark-gap chart's scale.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rich.text import Text
-from textual.reactive import reactive
-from textual.widget import Widget
+from textual.app import ComposeResult, RenderResult
+from textual.containers import Vertical
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+from textual_plotext.plot import Plot
 
-BLOCKS = " ▁▂▃▄▅▆▇█"
-PALETTE = ("dodger_blue2", "orange3", "green3", "magenta", "yellow", "cyan", "red", "white")
+from streamwatch.analysis import fmt
+
+#: one timeline series: (label, epoch-ms timestamps, values — None where there is none,
+#: 256-colour code used by both plotext and the legend)
+Series = tuple[str, Sequence[int | None], Sequence[float | None], int]
+#: colours of stacked segments, in order (256-colour codes)
+PALETTE = (33, 208, 40, 170, 220, 44, 160, 250)
+#: the narrowest and lowest plot worth drawing (columns, lines)
+MIN_PLOT = (16, 4)
 
 
-def _fmt(v: float | None) -> str:
+def short(v: float | None) -> str:
+    """A value for a legend: ``1.2M``, ``35k``, ``1,234``, ``3.5``; ``-`` for None."""
     if v is None:
         return "-"
     if abs(v) >= 1_000_000:
@@ -28,104 +46,187 @@ def _fmt(v: float | None) -> str:
     return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
 
 
-def sparkline(values: Sequence[float | None], width: int, top: float) -> str:
-    """The last ``width`` values as block characters scaled to ``top`` (None → space)."""
-    vals = list(values)[-width:] if width > 0 else []
-    out = []
-    for v in vals:
-        if v is None or top <= 0:
-            out.append(" ")
+def time_ticks(first_s: float, last_s: float, width: int) -> tuple[list[float], list[str]]:
+    """Evenly spaced x ticks between two times (epoch s) labelled ``HH:MM:SS`` UTC: one per
+    ~20 columns of ``width``, at least the two ends."""
+    if last_s <= first_s:
+        return [first_s], [fmt.clock(int(first_s * 1000))]
+    n = max(2, min(6, width // 20))
+    ticks = [first_s + (last_s - first_s) * i / (n - 1) for i in range(n)]
+    return ticks, [fmt.clock(int(round(t * 1000))) for t in ticks]
+
+
+def id_ticks(ids: Sequence[int], width: int) -> list[int]:
+    """A readable subset of batch ids for an x axis: one per ~8 columns, always the last."""
+    if not ids:
+        return []
+    step = max(1, -(-len(ids) * 8 // max(8, width)))
+    picked = list(ids[::-1][::step])[::-1]
+    return picked
+
+
+class ChartPlot(PlotextPlot):
+    """A plotext plot that asks its chart to draw into it at render time, at its laid-out size
+    (so ticks and the number of points follow the width)."""
+
+    DEFAULT_CSS = "ChartPlot { height: 1fr; width: 1fr; }"
+
+    def __init__(self, draw: Callable[[Plot, int], None], **kw: str) -> None:
+        super().__init__(**kw)
+        self._draw = draw
+
+    def render(self) -> RenderResult:
+        width, height = self.size
+        if width < MIN_PLOT[0] or height < MIN_PLOT[1]:
+            return ""
+        self.plt.clear_data()
+        self.plt.clear_figure()
+        self._draw(self.plt, width)
+        return super().render()
+
+
+class Chart(Vertical):
+    """A plot over a one-line legend."""
+
+    DEFAULT_CSS = """
+    Chart { height: 12; width: 1fr; }
+    Chart > Static { height: 1; padding: 0 1; }
+    """
+
+    def __init__(self, title: str, unit: str = "", **kw: str) -> None:
+        super().__init__(**kw)
+        self.title = title
+        self.unit = unit
+
+    def compose(self) -> ComposeResult:
+        yield ChartPlot(self.draw_plot)
+        yield Static("no data yet", classes="legend")
+
+    def draw_plot(self, plt: Plot, width: int) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def changed(self, legend: Text) -> None:
+        """What the chart shows changed: redraw the plot, rewrite the legend."""
+        if self.is_mounted:
+            self.query_one(ChartPlot).refresh()
+            self.query_one(Static).update(legend)
+
+    def on_mount(self) -> None:
+        self.query_one(Static).update(self.legend())
+
+    def legend(self) -> Text:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class TimelineChart(Chart):
+    """Lines against a UTC time axis; ``right`` names series drawn against the right-hand
+    axis (another unit). Shows the newest points that fit (two per column, braille)."""
+
+    def __init__(self, title: str, unit: str = "", right: Sequence[str] = (), right_unit: str = "",
+                 **kw: str) -> None:
+        super().__init__(title, unit, **kw)
+        self.right = tuple(right)
+        self.right_unit = right_unit
+        self.series: list[Series] = []
+
+    def set_series(self, series: Sequence[Series]) -> None:
+        """Show ``series``; nothing is redrawn when they did not change."""
+        new = [(label, tuple(ts), tuple(vs), colour) for label, ts, vs, colour in series]
+        if new != self.series:
+            self.series = new
+            self.changed(self.legend())
+
+    def values(self, label: str) -> list[float]:
+        """The plottable values of one series (points without a value or time left out)."""
+        return [v for _, v in self.points(label)]
+
+    def points(self, label: str) -> list[tuple[int, float]]:
+        for name, times, vals, _ in self.series:
+            if name == label:
+                return [(t, v) for t, v in zip(times, vals) if t is not None and v is not None]
+        return []
+
+    def legend(self) -> Text:
+        text = Text()
+        for label, _, _, colour in self.series:
+            pts = self.points(label)
+            unit = self.right_unit if label in self.right else self.unit
+            if text:
+                text.append("  ")
+            text.append("━━ ", style=f"color({colour})")
+            text.append(f"{label} {short(pts[-1][1]) if pts else '-'} {unit}".rstrip())
+        if not any(self.points(s[0]) for s in self.series):
+            text.append("  no data yet" if text else "no data yet", style="dim")
         else:
-            out.append(BLOCKS[max(1 if v > 0 else 0, min(8, round(8 * v / top)))])
-    return "".join(out).rjust(width)
-
-
-class SeriesChart(Widget):
-    """Rows of ``(label, values, style)``; all rows share one scale (their common max).
-    ``unit`` is appended to the scale line (e.g. ``rows/s``, ``s``)."""
-
-    DEFAULT_CSS = "SeriesChart { height: auto; min-height: 2; }"
-    version: reactive[int] = reactive(0, layout=True)
-
-    def __init__(self, title: str, unit: str = "", **kw) -> None:
-        super().__init__(**kw)
-        self.title = title
-        self.unit = unit
-        self.series: list[tuple[str, list[float | None], str]] = []
-
-    def set_series(self, series: list[tuple[str, list[float | None], str]]) -> None:
-        self.series = series
-        self.version += 1
-
-    def get_content_height(self, container, viewport, width: int) -> int:
-        return 1 + max(1, len(self.series))
-
-    def render(self) -> Text:
-        width = max(10, self.size.width)
-        label_w = max([len(s[0]) for s in self.series] + [6]) + 1
-        width_vals = max(1, width - label_w - 9)
-        window = [v for s in self.series for v in s[1][-width_vals:] if v is not None]
-        top = max(window) if window else 0.0
-        text = Text(f"{self.title}  (max {_fmt(top)} {self.unit})".rstrip(), style="bold")
-        if not self.series:
-            text.append("\n  no data yet", style="dim")
-        for label, values, style in self.series:
-            last = next((v for v in reversed(values) if v is not None), None)
-            text.append("\n" + label.ljust(label_w), style=style)
-            text.append(sparkline(values, width_vals, top), style=style)
-            text.append(" " + _fmt(last).rjust(7))
+            last = max(t for s in self.series for t, _ in self.points(s[0]))
+            text.append(f"  (latest at {fmt.clock(last)} UTC)", style="dim")
         return text
 
+    def draw_plot(self, plt: Plot, width: int) -> None:
+        keep = max(8, 2 * width)
+        drawn: list[int] = []
+        lowest: dict[str, float] = {}
+        for label, _, _, colour in self.series:
+            pts = self.points(label)[-keep:]
+            if pts:
+                side = "right" if label in self.right else "left"
+                drawn.extend(t for t, _ in pts)
+                lowest[side] = min(lowest.get(side, 0.0), *(v for _, v in pts))
+                plt.plot([t / 1000 for t, _ in pts], [v for _, v in pts], color=colour, marker="braille", yside=side)
+        for side, low in lowest.items():
+            if low >= 0:  # counts, rates, gaps: the axis starts at 0, so heights compare
+                plt.ylim(0, None, yside=side)
+        units = self.unit + (f" · {self.right_unit} right" if self.right else "")
+        plt.title(f"{self.title} ({units})" if units else self.title)
+        if drawn:
+            ticks, labels = time_ticks(min(drawn) / 1000, max(drawn) / 1000, width)
+            plt.xticks(ticks, labels)
 
-class StackedBars(Widget):
-    """Columns of stacked segments: ``rows`` is one tuple of non-negative numbers per column
-    (oldest first), ``labels`` names each segment; ``bar_height`` lines of bars + a legend."""
 
-    DEFAULT_CSS = "StackedBars { height: auto; }"
-    version: reactive[int] = reactive(0, layout=True)
+class StackedBars(Chart):
+    """One bar per batch id, its height stacked by ``labels`` (one value per label, ms);
+    segments that are zero in every batch shown are left out of the plot. Shows the newest
+    batches that fit (at least two columns each)."""
 
-    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", bar_height: int = 5, **kw) -> None:
-        super().__init__(**kw)
-        self.title = title
+    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", **kw: str) -> None:
+        super().__init__(title, unit, **kw)
         self.labels = tuple(labels)
-        self.unit = unit
-        self.bar_height = bar_height
         self.rows: list[tuple[int, ...]] = []
+        self.batch_ids: list[int] = []
 
-    def set_rows(self, rows: list[tuple[int, ...]]) -> None:
-        self.rows = rows
-        self.version += 1
+    def set_rows(self, rows: Sequence[Sequence[int]], batch_ids: Sequence[int] | None = None) -> None:
+        """Show one stacked bar per row (oldest first) labelled with ``batch_ids`` (default
+        0, 1, …); nothing is redrawn when they did not change."""
+        new_rows = [tuple(r) for r in rows]
+        new_ids = list(batch_ids) if batch_ids is not None else list(range(len(new_rows)))
+        if (new_rows, new_ids) != (self.rows, self.batch_ids):
+            self.rows, self.batch_ids = new_rows, new_ids
+            self.changed(self.legend())
 
-    def get_content_height(self, container, viewport, width: int) -> int:
-        return self.bar_height + 2
-
-    def render(self) -> Text:
-        width = max(10, self.size.width)
-        cols = self.rows[-width:]
-        top = max((sum(r) for r in cols), default=0)
-        text = Text(f"{self.title}  (max {_fmt(top)} {self.unit})", style="bold")
-        h = self.bar_height
-        grid: list[list[tuple[str, str]]] = [[(" ", "")] * len(cols) for _ in range(h)]
-        for x, r in enumerate(cols):
-            total = sum(r)
-            if top <= 0 or total <= 0:
-                continue
-            cells = max(1, round(h * total / top))
-            bounds, acc = [], 0
-            for v in r:
-                acc += v
-                bounds.append(acc / total)
-            for level in range(cells):  # level 0 = bottom
-                mid = (level + 0.5) / cells
-                seg = next((i for i, b in enumerate(bounds) if mid <= b), len(r) - 1)
-                grid[h - 1 - level][x] = ("█", PALETTE[seg % len(PALETTE)])
-        pad = " " * (width - len(cols))
-        for line in grid:
-            text.append("\n" + pad)
-            for ch, style in line:
-                text.append(ch, style=style)
-        text.append("\n")
+    def legend(self) -> Text:
+        text = Text()
         for i, label in enumerate(self.labels):
-            text.append("█", style=PALETTE[i % len(PALETTE)])
-            text.append(f"{label} ")
+            if self.rows and not any(r[i] for r in self.rows):
+                continue
+            if text:
+                text.append(" ")
+            text.append("█ ", style=f"color({PALETTE[i % len(PALETTE)]})")
+            text.append(label)
+        if self.rows:
+            text.append(f"  (batch {self.batch_ids[-1]}: {sum(self.rows[-1]):,} {self.unit})", style="dim")
+        else:
+            text = Text("no batch yet", style="dim")
         return text
+
+    def draw_plot(self, plt: Plot, width: int) -> None:
+        plt.title(f"{self.title} ({self.unit})")
+        keep = max(4, (width - 8) // 2)
+        rows, ids = self.rows[-keep:], self.batch_ids[-keep:]
+        used = [i for i in range(len(self.labels)) if any(r[i] for r in rows)]
+        if not rows or not used:
+            return
+        plt.stacked_bar(ids, [[r[i] for r in rows] for i in used],
+                        color=[PALETTE[i % len(PALETTE)] for i in used])
+        ticks = id_ticks(ids, width)
+        plt.xticks(ticks, [str(b) for b in ticks])
+        plt.xlabel("batch")

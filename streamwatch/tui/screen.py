@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPan
 
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.tui.commandline import CommandLine
+from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
 from streamwatch.tui.views.feeds import EventsView, LandingView, ResultsView
@@ -140,10 +141,10 @@ class DashboardScreen(Screen[None]):
         kind = VIEWS.get(tab)
         return self.query_one(kind) if kind is not None else None
 
-    def filtered_view(self, tab: str) -> QueriesView | CheckpointView | LandingView | EventsView | None:
+    def filtered_view(self, tab: str) -> FilteredView | None:
         """The view of ``tab`` that a ``/`` filter applies to (its ``needle``)."""
         v = self.view(tab)
-        return v if isinstance(v, (QueriesView, CheckpointView, LandingView, EventsView)) else None
+        return v if isinstance(v, FilteredView) else None
 
     def draw_frame(self, model: DashboardModel, everything: bool = False) -> None:
         """Show ``model`` in the queries view (the overview, always) and the active tab's view

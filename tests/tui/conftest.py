@@ -159,6 +159,40 @@ async def settle(pilot, app) -> None:
     await pilot.pause()
 
 
+def layout_pending(app) -> list[str]:
+    """What the current screen has yet to measure or lay out, from Textual's own bookkeeping:
+    messages still queued for a widget, a DataTable whose new rows or changed cells have not
+    been measured into its column widths yet (Textual does that on the table's next idle),
+    the screen's pending layout, scroll, repaint or dirty widgets (done on its update timer).
+    Empty once what is on screen is what the model says."""
+    from textual.widgets import DataTable
+
+    screen = app.screen
+    out = [f"{w!r} has queued messages" for w in [app, *screen.walk_children(with_self=True)]
+           if not w._message_queue.empty()]
+    out += [f"{t!r} column widths" for t in screen.query(DataTable)
+            if t._require_update_dimensions or t._updated_cells or t._new_rows]
+    if screen._layout_required or screen._scroll_required or screen._repaint_required or screen._dirty_widgets:
+        out.append("the screen's layout")
+    return out
+
+
+async def drawn(pilot, app) -> None:
+    """Wait until the screen shows the model at its final layout (:func:`layout_pending` is
+    empty after the screen's update ran): what a snapshot may be taken of."""
+    await app.workers.wait_for_complete()
+    await settle(pilot, app)
+
+    async def step() -> bool:
+        await pilot.pause()  # runs the screen's update (layout, dirty widgets) once more
+        return not layout_pending(app)
+
+    deadline = time.monotonic() + 20
+    while not await step():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the screen did not settle: {layout_pending(app)}")
+
+
 @pytest.fixture
 def recorded(tmp_path):
     """(plan, objects) of the recorded flights run, landing files included."""

@@ -56,9 +56,16 @@ def test_enter_opens_detail_with_charts_operators_and_failure(make_app):
         assert app.selected == "flights_gold"
         rates = app.query_one("#chart-rates")
         assert [s[0] for s in rates.series] == ["input", "processed"]
-        assert len(rates.series[0][1]) == 20
-        assert len(app.query_one("#chart-durations").rows) == 20
-        gaps = [g for g in app.query_one("#chart-wm").series[0][1] if g is not None]
+        assert len(rates.values("input")) == 20
+        durations = app.query_one("#chart-durations")
+        assert len(durations.rows) == 20 and durations.batch_ids == list(range(20))
+        plot = app.query_one("#chart-rates ChartPlot")
+        await wait_for(pilot, lambda: plot.size.width > 0, "the chart to lay out")
+        drawn = str(plot.render())
+        assert "10:00:01" in drawn and "10:00:39" in drawn, "a UTC time axis from the first to the last batch"
+        legend = str(app.query_one("#chart-rates .legend").render())
+        assert "input 439 rows/s" in legend and "processed 1,575 rows/s" in legend
+        gaps = app.query_one("#chart-wm").values("gap")
         assert gaps and min(gaps) >= 95 * 60
         assert max(gaps) < 24 * 3600, "a batch without a watermark (0) must not count as a gap since 1970"
         ops = app.query_one("#operators")

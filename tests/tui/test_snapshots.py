@@ -1,12 +1,14 @@
 """SVG snapshots of the dashboard fed by the recorded flights run (``data/flights_run.jsonl``)
 at 120×40 and 80×24. Deterministic: no Spark, an injected clock, no landing watcher, no
-checkpoint scans. Update with ``pytest tests/tui/test_snapshots.py --snapshot-update``."""
+checkpoint scans, and each snapshot is taken once the screen has measured and laid out what
+the model says (``drawn``: Textual's pending column widths and layout, not a timeout).
+Update with ``pytest tests/tui/test_snapshots.py --snapshot-update``."""
 
 from __future__ import annotations
 
 import pytest
 
-from conftest import settle, wait_for
+from conftest import drawn, settle, wait_for
 
 SIZES = [(120, 40), (80, 24)]
 VIEWS = {
@@ -32,7 +34,6 @@ def test_snapshot(snap_compare, make_app, view, size):
         if view == "command_line":
             line = app.query_one("#cmdline")
             await wait_for(pilot, lambda: line._suggestion == "restart", "the completion")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await drawn(pilot, app)
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

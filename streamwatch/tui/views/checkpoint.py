@@ -10,7 +10,6 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.reactive import reactive
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
@@ -18,6 +17,7 @@ from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import file_entries
 from streamwatch.checkpoint import batch_timeline
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.table import SyncTable
 
 BATCH_COLUMNS = ("batch", "offsets", "commit", "state", "sink", "watermark", "planned (UTC)", "finding")
@@ -68,7 +68,7 @@ def batch_of_finding(finding: Any) -> int | None:
     return int(name) if name.isdigit() else None
 
 
-class CheckpointView(Vertical):
+class CheckpointView(FilteredView, Vertical):
     """The selected query's checkpoint (``show(model)``), filtered by ``needle``."""
 
     DEFAULT_CSS = """
@@ -84,17 +84,6 @@ class CheckpointView(Vertical):
         yield SyncTable(BATCH_COLUMNS, id="cp-batches")
         yield Static("enter on a batch: its offsets and the files it consumed", id="cp-batch")
 
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
-    needle: reactive[str] = reactive("", repaint=False, init=False)
-
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
-
-    watch_needle = watch_model
 
     def draw(self, model: DashboardModel) -> None:
         query = model.selected

@@ -4,30 +4,30 @@ request, the exception Spark still reported, marked as a stop)."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.reactive import reactive
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
-from streamwatch.analysis.board import OPERATIONS
+from streamwatch.analysis.board import OPERATIONS, Sample
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.tui.charts import SeriesChart, StackedBars
+from streamwatch.tui.charts import StackedBars, TimelineChart
+from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
 SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows", "in rows/s", "metrics")
 
 
-class DetailView(VerticalScroll):
+class DetailView(ModelView, VerticalScroll):
     """Everything about the model's selected query (``show(model)``)."""
-
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
 
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
-    DetailView > SeriesChart, DetailView > StackedBars { margin: 1 0 0 0; }
+    DetailView > TimelineChart, DetailView > StackedBars { margin: 1 0 0 0; }
     DetailView > SyncTable { height: auto; max-height: 12; margin: 1 0 0 0; }
     #detail-failure { color: $error; }
     """
@@ -35,19 +35,39 @@ class DetailView(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("select a query in the queries view (enter)", id="detail-head")
         yield Static("", id="detail-failure")
-        yield SeriesChart("input vs processed", unit="rows/s", id="chart-rates")
+        yield TimelineChart("input vs processed", unit="rows/s", id="chart-rates")
         yield StackedBars("batch duration by operation", OPERATIONS, unit="ms", id="chart-durations")
-        yield SeriesChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
+        yield TimelineChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
+        yield TimelineChart("state rows and memory", unit="rows", right=("memory",), right_unit="KiB",
+                            id="chart-state")
         yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
         yield Static("", id="detail-sink")
 
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
+    def draw_charts(self, history: Sequence[Sample], width: int) -> None:
+        """The charts of the newest samples that fit ``width`` columns; the watermark-gap and
+        state charts only for a query that has a watermark / state operators."""
+        hist = list(history)[-max(16, 2 * width):]
+        times = [s.timestamp_ms for s in hist]
+        self.query_one("#chart-rates", TimelineChart).set_series([
+            ("input", times, [s.input_rps for s in hist], 33),
+            ("processed", times, [s.processed_rps for s in hist], 40),
+        ])
+        self.query_one("#chart-durations", StackedBars).set_rows([s.durations for s in hist],
+                                                                 [s.batch_id for s in hist])
+        gaps = [None if s.watermark_gap_ms is None else s.watermark_gap_ms / 1000 for s in hist]
+        wm = self.query_one("#chart-wm", TimelineChart)
+        wm.set_series([("gap", times, gaps, 170)])
+        wm.display = any(g is not None for g in gaps)
+        state = self.query_one("#chart-state", TimelineChart)
+        memory = [s.state_memory_bytes for s in hist]
+        top = max((m for m in memory if m is not None), default=0)
+        state.right_unit, scale = ("MiB", 2**20) if top >= 2**20 else ("KiB", 2**10)
+        state.set_series([
+            ("rows", times, [None if s.state_rows is None else float(s.state_rows) for s in hist], 208),
+            ("memory", times, [None if m is None else m / scale for m in memory], 44),
+        ])
+        state.display = any(s.state_rows is not None for s in hist)
 
     def draw(self, model: DashboardModel) -> None:
         head = self.query_one("#detail-head", Static)
@@ -58,7 +78,6 @@ class DetailView(VerticalScroll):
         diagnosis = model.diagnoses.get(row.name)
         trigger, mode = model.trigger_of(row.name), model.output_mode_of(row.name)
         width = max(20, self.app.size.width - 4)
-        hist = list(row.history)[-max(10, width):]
         t = Text()
         t.append(row.name, style="bold")
         t.append(f"  {row.status}")
@@ -86,14 +105,7 @@ class DetailView(VerticalScroll):
         else:
             failure.update("")
             failure.display = False
-        self.query_one("#chart-rates", SeriesChart).set_series([
-            ("input", [s.input_rps for s in hist], "dodger_blue2"),
-            ("processed", [s.processed_rps for s in hist], "green3"),
-        ])
-        self.query_one("#chart-durations", StackedBars).set_rows([s.durations for s in hist])
-        self.query_one("#chart-wm", SeriesChart).set_series([
-            ("gap", [None if s.watermark_gap_ms is None else s.watermark_gap_ms / 1000 for s in hist], "magenta"),
-        ])
+        self.draw_charts(row.history, width)
         p = row.last_progress
         ops = self.query_one("#operators", SyncTable)
         ops.border_title = "state operators"

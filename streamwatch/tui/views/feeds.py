@@ -20,6 +20,7 @@ from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStart
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
 from streamwatch.tui.messages import JourneyRead, ResultsRead
+from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.table import SyncTable
 
 LANDING_COLUMNS = ("landed", "source", "file", "size", "journey")
@@ -57,14 +58,12 @@ def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
     return "", type(obj).__name__, query, str(obj)[:200]
 
 
-class LandingView(Vertical):
+class LandingView(FilteredView, Vertical):
     """Landed files (newest last, followed), the backlog per source and — once a file is
     selected (enter) — its journey through every layer."""
 
     DEFAULT_CSS = ("LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; } "
                    "#journey { max-height: 12; border-top: solid $primary-background; }")
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
-    needle: reactive[str] = reactive("", repaint=False, init=False)
 
     def compose(self) -> ComposeResult:
         yield Static("backlog: -", id="backlog")
@@ -81,15 +80,6 @@ class LandingView(Vertical):
         else:
             box.update(Text("\n".join(message.lines)))
         box.display = True
-
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
-
-    watch_needle = watch_model
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()
@@ -109,23 +99,12 @@ class LandingView(Vertical):
         self.query_one("#backlog", Static).update(Text(f"backlog — {text}"))
 
 
-class EventsView(SyncTable):
+class EventsView(FilteredView, SyncTable):
     """The event stream (newest last, followed)."""
 
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
-    needle: reactive[str] = reactive("", repaint=False, init=False)
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(EVENT_COLUMNS, **kw)
-
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
-
-    watch_needle = watch_model
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()

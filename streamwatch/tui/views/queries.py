@@ -5,12 +5,12 @@ watermark (UTC), trigger, output mode and total input rows."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.reactive import reactive
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import QueryRow
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.diagnosis import Diagnosis
+from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.table import SyncTable
 
 QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
@@ -20,23 +20,12 @@ STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active"
                 "not run": "yellow"}
 
 
-class QueriesView(SyncTable):
+class QueriesView(FilteredView, SyncTable):
     """The overview table; ``show(model)`` redraws it, setting ``needle`` filters it."""
 
-    model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
-    needle: reactive[str] = reactive("", repaint=False, init=False)
 
     def __init__(self, **kw: object) -> None:
         super().__init__(QUERY_COLUMNS, **kw)
-
-    def show(self, model: DashboardModel) -> None:
-        self.model = model
-
-    def watch_model(self) -> None:
-        if self.model is not None:
-            self.draw(self.model)
-
-    watch_needle = watch_model
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()
