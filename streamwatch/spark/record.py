@@ -9,6 +9,11 @@ as JSONL (the production use: two lines in the user's own job).
 
 Spark → :class:`PublishingListener` (never blocks Spark's listener thread) → bounded
 :class:`EventBus` (drop-oldest, counted) → :class:`JsonlRecorder` on the bus's own thread.
+
+``spark`` may be a Spark Connect session (``SparkSession.builder.remote("sc://…")``): the
+listener then runs in this client process and receives the events of the queries this
+session starts over gRPC (see :mod:`streamwatch.spark.connect`); the recording format is
+the same.
 """
 
 from __future__ import annotations
@@ -27,12 +32,17 @@ from streamwatch.events.redact import redact_conf
 from streamwatch.events.runs import RunTracker
 from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.model.events import ListenerStats
+from streamwatch.spark.connect import connect_header, is_connect_session
 from streamwatch.spark.listener import PublishingListener
 
 
 def session_header(spark: SparkSession, app: Mapping[str, Any] | None = None) -> RecordingHeader:
     """The recording header for ``spark``: Spark version, application id and name, master,
-    and the Spark conf with secrets redacted; ``app`` adds fields (e.g. ``pipeline``)."""
+    and the Spark conf with secrets redacted; ``app`` adds fields (e.g. ``pipeline``). For a
+    Spark Connect session see :func:`streamwatch.spark.connect.connect_header` (adds
+    ``remote`` and ``sessionId``)."""
+    if is_connect_session(spark):
+        return connect_header(spark, app)
     sc = spark.sparkContext
     facts: dict[str, Any] = {"sparkVersion": spark.version, "appId": sc.applicationId,
                              "appName": sc.appName, "master": sc.master}
@@ -81,14 +91,17 @@ class Recording:
             atexit.unregister(self.stop)
         except Exception:  # pragma: no cover
             pass
+        connect = is_connect_session(self.spark)
         try:
-            if not self.spark.streams.active:
+            if not connect and not self.spark.streams.active:
                 # events Spark already posted (a QueryTerminatedEvent is posted before
                 # awaitTermination returns) reach the listener however busy the machine is
                 self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(max(timeout, 60) * 1000))
         except Exception:  # the session is gone already, or a listener holds the bus
             pass
         try:
+            # Connect: the terminated events come over gRPC from the server, after the query
+            # stopped; waiting for them is waiting for the event itself
             if not self.spark.streams.active:
                 self.runs.wait_all_terminated(self.bus, timeout)
         except Exception:  # the session is gone already
