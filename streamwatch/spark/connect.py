@@ -31,15 +31,16 @@ import re
 import socket
 import sys
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import urlsplit
-
-from pyspark.sql import SparkSession
 
 from streamwatch.errors import ExitCode, StreamwatchError, one_line
 from streamwatch.events.jsonl import RecordingHeader
 from streamwatch.events.redact import redact_conf
 from streamwatch.model.runtime import SessionInfo
+
+if TYPE_CHECKING:  # pyspark is imported where a session is made: parsing a URL needs no JVM library
+    from pyspark.sql import SparkSession
 
 DEFAULT_PORT = 15002  # Spark Connect's default gRPC port (spark.connect.grpc.binding.port)
 _DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
@@ -110,6 +111,8 @@ def connect_session(url: str, timeout_s: float = 5.0) -> SparkSession:
     except ImportError as e:
         raise ConnectError(f"Spark Connect needs pyspark's Connect client ({e.name or e}): "
                            "pip install 'streamwatch[connect]'") from None
+    from pyspark.sql import SparkSession
+
     try:
         spark = SparkSession.builder.remote(url.strip()).getOrCreate()
         spark.version  # noqa: B018 - one round trip: the server answers as Spark Connect
@@ -149,12 +152,13 @@ def connect_header(spark: SparkSession, app: Mapping[str, Any] | None = None,
 
 
 def connect_table_format(spark: SparkSession) -> tuple[str, str]:
-    """(``delta`` | ``parquet``, why) for pipelines run through a Connect session: Delta when
-    the server's ``spark.sql.extensions`` loads Delta's session extension, else Parquet (the
-    client cannot add jars to a running server)."""
+    """(``parquet``, why) for pipelines run through a Connect session: the client cannot add
+    jars to a running server, and the Delta pipelines' ``foreachBatch`` MERGE through Spark
+    Connect is not something streamwatch tests, so Parquet tables (Spark's file sink) are
+    used even when the server loads Delta (``spark.sql.extensions``; said in the reason)."""
     if _DELTA_EXTENSION in (_conf(spark, "spark.sql.extensions") or ""):
-        return "delta", "the Spark Connect server loads Delta Lake"
-    return "parquet", "the Spark Connect server does not load Delta Lake (spark.sql.extensions)"
+        return "parquet", "Spark Connect: Parquet tables (the server loads Delta; not used through Connect)"
+    return "parquet", "Spark Connect: Parquet tables (the server does not load Delta Lake)"
 
 
 def connect_session_info(spark: SparkSession, table_format: str | None = None) -> SessionInfo:

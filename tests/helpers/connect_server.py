@@ -31,7 +31,7 @@ SERVER = textwrap.dedent("""
              .config("spark.connect.grpc.binding.address", "127.0.0.1")
              .config("spark.connect.grpc.binding.port", "0")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.shuffle.partitions", "1").config("spark.sql.session.timeZone", "UTC")
              .getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
     service = getattr(spark._jvm.org.apache.spark.sql.connect.service, "SparkConnectService$").__getattr__("MODULE$")

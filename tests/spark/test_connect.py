@@ -104,7 +104,7 @@ def test_record_on_a_connect_session_round_trips_and_replays(connect_url, tmp_pa
     exact = [p["processedRowsPerSecond"] for p in facts["progress"]]
     assert all(r == round(r, 1) and abs(r - x) <= 0.05 + 1e-9 for r, x in zip(rates, exact)), (rates, exact)
     op = progress[-1].state_operators[0]
-    assert op.operator_name == "stateStoreSave" and op.num_rows_total == 3 and op.num_shuffle_partitions == 2
+    assert op.operator_name == "stateStoreSave" and op.num_rows_total == 3 and op.num_shuffle_partitions == 1
     assert not term.failed and term.run_id == facts["runId"]
 
     failed = [e for e in events if isinstance(e, QueryTerminated) and e.id == facts["badId"]]
@@ -164,18 +164,27 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(("remote", "code", "message"), [
     (None, 3, "cannot reach the Spark Connect server at 127.0.0.1:"),
     ("http://127.0.0.1:15002", 2, "--remote must be a Spark Connect URL"),
+    ("sc://127.0.0.1:notaport", 2, "--remote: bad port"),
 ])
 def test_log_remote_errors_are_one_line(tmp_path, remote, code, message):
+    """Checked before any Spark (in-process: no session is made, so none can leak)."""
+    from click.testing import CliRunner
+
+    from streamwatch.cli import main
+
     url = remote or f"sc://127.0.0.1:{_closed_port()}"
-    proc = subprocess.run([STREAMWATCH, "log", "--remote", url, "--workspace", str(tmp_path / "ws"),
-                           "--out", str(tmp_path / "o.jsonl")], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == code, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if message in line]
-    assert len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    result = CliRunner().invoke(main, ["log", "--remote", url, "--workspace", str(tmp_path / "ws"),
+                                       "--out", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == code, result.output
+    errors = [line for line in result.stderr.splitlines() if message in line]
+    assert len(errors) == 1 and result.stdout == "" and "Traceback" not in result.stderr, result.stderr
 
 
 def test_log_remote_and_master_exclude_each_other(tmp_path):
-    proc = subprocess.run([STREAMWATCH, "log", "--remote", "sc://127.0.0.1:1", "--master", "local[1]",
-                           "--out", str(tmp_path / "o.jsonl")], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "--remote and --master exclude each other" in proc.stderr
+    from click.testing import CliRunner
 
+    from streamwatch.cli import main
+
+    result = CliRunner().invoke(main, ["log", "--remote", "sc://127.0.0.1:1", "--master", "local[1]",
+                                       "--out", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 2 and "--remote and --master exclude each other" in result.stderr
