@@ -31,6 +31,7 @@ import re
 import socket
 import sys
 import time
+import warnings
 from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import urlsplit
 
@@ -120,6 +121,24 @@ def connect_session(url: str, timeout_s: float = 5.0) -> SparkSession:
         raise ConnectError(f"the Spark Connect server at {public_url(url)} did not open a session: "
                            f"{one_line(e, 300)}") from None
     return spark
+
+
+def add_listener(spark: SparkSession, listener: Any) -> None:
+    """``spark.streams.addListener(listener)``, made to fail loudly under Spark Connect: there
+    pyspark only warns ("Failed to add the listener …") when the server will not register its
+    listener-bus listener, and the listener would receive nothing. Raises
+    :class:`ConnectError` (one line) then; a classic session's errors propagate as they are."""
+    if not is_connect_session(spark):
+        spark.streams.addListener(listener)
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spark.streams.addListener(listener)
+    for w in caught:
+        if "Failed to add the listener" in str(w.message):
+            raise ConnectError(f"the Spark Connect server did not register the listener: {one_line(str(w.message), 300)}")
+    for w in caught:  # anything else pyspark said stays visible
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _conf(spark: SparkSession, key: str) -> str | None:

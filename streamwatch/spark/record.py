@@ -32,7 +32,7 @@ from streamwatch.events.redact import redact_conf
 from streamwatch.events.runs import RunTracker
 from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.model.events import ListenerStats
-from streamwatch.spark.connect import connect_header, is_connect_session
+from streamwatch.spark.connect import add_listener, connect_header, is_connect_session
 from streamwatch.spark.listener import PublishingListener
 
 
@@ -71,7 +71,11 @@ class Recording:
         self.listener = PublishingListener(self.bus.publish)
         self._stopped = False
         self._lock = threading.Lock()
-        spark.streams.addListener(self.listener)
+        try:
+            add_listener(spark, self.listener)  # Spark Connect: raises rather than record nothing
+        except BaseException:
+            self.bus.close(0)
+            raise
         atexit.register(self.stop)
 
     def stats(self) -> ListenerStats:
@@ -143,8 +147,14 @@ def record(spark: SparkSession, path: str | Path | None, *, flush_every: int = 1
     ``tail -f`` works); ``max_bytes``: rotate a local file at this size (bytes) into
     ``path.1``, ``path.2``…; ``keep``: rotated segments kept (None: all); ``capacity``: events
     queued before the oldest is dropped (counted). Raises ``OSError`` when ``path`` cannot be
-    opened (a missing bucket, too), ``ValueError`` for bad settings."""
+    opened (a missing bucket, too), ``ValueError`` for bad settings, and
+    :class:`streamwatch.spark.connect.ConnectError` when a Spark Connect server will not
+    register the listener."""
     recorder = open_recorder(path, header=session_header(spark, app), flush_every=flush_every,
                              max_bytes=max_bytes, keep=keep, segment_seconds=segment_seconds,
                              storage_options=storage_options)
-    return Recording(spark, recorder, capacity=capacity, sinks=sinks)
+    try:
+        return Recording(spark, recorder, capacity=capacity, sinks=sinks)
+    except BaseException:
+        recorder.close()
+        raise
