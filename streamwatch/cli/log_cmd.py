@@ -25,6 +25,9 @@ Examples:
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments
+  streamwatch log --remote sc://127.0.0.1:15002 --workspace /shared/ws --out ev.jsonl
+                                                           through a Spark Connect server (the
+                                                           server must see --workspace's path)
   streamwatch replay events.jsonl                          watch it in the dashboard
 \b
 Exit codes:
@@ -32,7 +35,7 @@ Exit codes:
      (a query stopped by us is stopped, even when Spark reports the interrupted write)
   1  a query terminated with an exception
   2  bad option or unknown pipeline
-  3  Spark could not start or a query could not be started
+  3  Spark could not start (or the --remote server is unreachable), or a query could not be started
   4  the output cannot be written
 """
 
@@ -51,15 +54,25 @@ Exit codes:
               help="With a URL --out: store a segment at least every SECONDS while events arrive [default: 5].")
 @click.option("--prometheus", "prometheus_port", type=int, default=None,
               help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
+@click.option("--remote", default=None, metavar="sc://HOST[:PORT]",
+              help="Run the pipeline through this Spark Connect server instead of a Spark in this "
+                   "process (not with --master); the server reads and writes WORKSPACE by its path.")
 def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
-        flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None) -> None:
-    """Run PIPELINE's queries headless on Spark (local, or the cluster at
-    --master) and write every
+        flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None,
+        remote: str | None) -> None:
+    """Run PIPELINE's queries headless on Spark (local, the cluster at
+    --master, or a Spark Connect server at --remote) and write every
     streaming listener event (started, progress, idle, terminated) as
     streamwatch JSONL to --out. Data goes to stdout (or the file), diagnostics
     to stderr, Spark's own logs to WORKSPACE/logs/spark.log. Ctrl-C stops the
     queries cleanly, writes the last events and exits 0.
+
+    With --remote the queries run in the server's Spark; the listener runs here
+    and receives their events over gRPC (Spark Connect's listener bus), so the
+    recording has the same format. The landing files, tables and checkpoints
+    are under WORKSPACE (made absolute): the server must see that path (a
+    server on this machine, or a shared file system).
     """
 
     def say(msg: str) -> None:
@@ -69,6 +82,13 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
 
     try:
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
+        if remote is not None:
+            from streamwatch.spark.connect import parse_remote
+
+            if master is not None:
+                raise ValueError("--remote and --master exclude each other (the Connect server has its own master)")
+            parse_remote(remote)
+            workspace = workspace.resolve()  # the server resolves paths against its own folder
     except ValueError as e:
         say(e.args[0])
         sys.exit(ExitCode.USAGE)
@@ -93,19 +113,32 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
             sys.exit(ExitCode.UNREADABLE)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
     sys.exit(_run(choice, Workspace(workspace), out, trigger, duration, land_every, max_files,
-                  recording, prometheus_port, not no_ui, say))
+                  recording, prometheus_port, not no_ui, say, remote))
 
 
-def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
-         prometheus_port, ui, say) -> int:
+def _start_spark(choice, ws, ui, remote, say):
+    """(spark, SessionInfo): a session in this process, or a Spark Connect session on
+    ``remote``; raises what they raise (``ConnectError`` for an unreachable server)."""
+    if remote is not None:
+        from streamwatch.spark.connect import connect_session, connect_session_info, public_url
+
+        say(f"connecting to Spark Connect at {public_url(remote)}")
+        spark = connect_session(remote)
+        return spark, connect_session_info(spark)
     from streamwatch.spark.session import SessionConfig, create_session, default_master
-    from streamwatch.spark.tableformat import TableFormatError, decide_table_format
+    from streamwatch.spark.tableformat import decide_table_format
 
     master = choice.master or default_master().strip()
     say(f"starting Spark on {master} (logs: {ws.root / 'logs' / 'spark.log'})")
+    return create_session(SessionConfig(workspace=ws.root, master=master, ui=ui, table_format=decide_table_format()))
+
+
+def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
+         prometheus_port, ui, say, remote=None) -> int:
+    from streamwatch.spark.tableformat import TableFormatError
+
     try:
-        spark, info = create_session(SessionConfig(workspace=ws.root, master=master, ui=ui,
-                                                   table_format=decide_table_format()))
+        spark, info = _start_spark(choice, ws, ui, remote, say)
     except KeyboardInterrupt:
         say("interrupted while Spark was starting")
         return ExitCode.OK
@@ -118,14 +151,14 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-                       prometheus_port, ui, stop, say)
+                       prometheus_port, ui, stop, say, remote)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-            prometheus_port, ui, stop: threading.Event, say) -> int:
+            prometheus_port, ui, stop: threading.Event, say, remote=None) -> int:
     from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryTerminated
     from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice, SessionInfo
@@ -133,10 +166,13 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
     from streamwatch.spark.record import session_header
 
     pipeline = choice.pipeline
+    facts = {"pipeline": pipeline.name, "trigger": trigger}
+    if remote is not None:
+        from streamwatch.spark.connect import public_url
 
+        facts["remote"] = public_url(remote)
     try:
-        recorder = open_recorder(out, header=session_header(spark, {"pipeline": pipeline.name, "trigger": trigger}),
-                                 **recording)
+        recorder = open_recorder(out, header=session_header(spark, facts), **recording)
     except OSError as e:
         say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
         spark.stop()
@@ -188,7 +224,8 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
         elif isinstance(obj, SessionInfo):
             pass  # the backend's view of our session; ours (with the executor count) is said below
 
-    say(f"Spark {info.spark_version} on {info.master_description}; tables: {info.table_format}; "
+    where = f" via Spark Connect {facts['remote']}" if remote is not None else ""
+    say(f"Spark {info.spark_version} on {info.master_description}{where}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
                           land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)

@@ -19,6 +19,7 @@ from streamwatch.feeder import Feeder
 from streamwatch.model.events import QueryTerminated
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
+from streamwatch.spark.connect import add_listener, connect_session_info, is_connect_session
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
@@ -110,6 +111,8 @@ class LiveBackend(Backend):
                 SessionConfig(workspace=self.workspace.root, master=self._master or default_master(), ui=self._ui,
                               table_format=decision)
             )
+        elif is_connect_session(self._spark):  # Spark Connect: no SparkContext on this side
+            info = connect_session_info(self._spark, self._table_format)
         else:
             from streamwatch.spark.session import executor_count, local_cores
 
@@ -130,7 +133,7 @@ class LiveBackend(Backend):
                     self._spark.stop()
                 return info
             self._listener = PublishingListener(self._publish)
-            self._spark.streams.addListener(self._listener)
+            add_listener(self._spark, self._listener)
             for source in self.pipeline.sources:
                 factory = _LockedFactory(source.factory(self.workspace.landing(self.pipeline.name, source.name)))
                 self.factories[source.name] = factory

@@ -9,6 +9,11 @@ as JSONL (the production use: two lines in the user's own job).
 
 Spark → :class:`PublishingListener` (never blocks Spark's listener thread) → bounded
 :class:`EventBus` (drop-oldest, counted) → :class:`JsonlRecorder` on the bus's own thread.
+
+``spark`` may be a Spark Connect session (``SparkSession.builder.remote("sc://…")``): the
+listener then runs in this client process and receives the events of the queries this
+session starts over gRPC (see :mod:`streamwatch.spark.connect`); the recording format is
+the same.
 """
 
 from __future__ import annotations
@@ -27,12 +32,17 @@ from streamwatch.events.redact import redact_conf
 from streamwatch.events.runs import RunTracker
 from streamwatch.events.segments import SegmentRecorder, open_recorder
 from streamwatch.model.events import ListenerStats
+from streamwatch.spark.connect import add_listener, connect_header, is_connect_session
 from streamwatch.spark.listener import PublishingListener
 
 
 def session_header(spark: SparkSession, app: Mapping[str, Any] | None = None) -> RecordingHeader:
     """The recording header for ``spark``: Spark version, application id and name, master,
-    and the Spark conf with secrets redacted; ``app`` adds fields (e.g. ``pipeline``)."""
+    and the Spark conf with secrets redacted; ``app`` adds fields (e.g. ``pipeline``). For a
+    Spark Connect session see :func:`streamwatch.spark.connect.connect_header` (adds
+    ``remote`` and ``sessionId``)."""
+    if is_connect_session(spark):
+        return connect_header(spark, app)
     sc = spark.sparkContext
     facts: dict[str, Any] = {"sparkVersion": spark.version, "appId": sc.applicationId,
                              "appName": sc.appName, "master": sc.master}
@@ -61,7 +71,11 @@ class Recording:
         self.listener = PublishingListener(self.bus.publish)
         self._stopped = False
         self._lock = threading.Lock()
-        spark.streams.addListener(self.listener)
+        try:
+            add_listener(spark, self.listener)  # Spark Connect: raises rather than record nothing
+        except BaseException:
+            self.bus.close(0)
+            raise
         atexit.register(self.stop)
 
     def stats(self) -> ListenerStats:
@@ -81,14 +95,17 @@ class Recording:
             atexit.unregister(self.stop)
         except Exception:  # pragma: no cover
             pass
+        connect = is_connect_session(self.spark)
         try:
-            if not self.spark.streams.active:
+            if not connect and not self.spark.streams.active:
                 # events Spark already posted (a QueryTerminatedEvent is posted before
                 # awaitTermination returns) reach the listener however busy the machine is
                 self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(max(timeout, 60) * 1000))
         except Exception:  # the session is gone already, or a listener holds the bus
             pass
         try:
+            # Connect: the terminated events come over gRPC from the server, after the query
+            # stopped; waiting for them is waiting for the event itself
             if not self.spark.streams.active:
                 self.runs.wait_all_terminated(self.bus, timeout)
         except Exception:  # the session is gone already
@@ -130,8 +147,14 @@ def record(spark: SparkSession, path: str | Path | None, *, flush_every: int = 1
     ``tail -f`` works); ``max_bytes``: rotate a local file at this size (bytes) into
     ``path.1``, ``path.2``…; ``keep``: rotated segments kept (None: all); ``capacity``: events
     queued before the oldest is dropped (counted). Raises ``OSError`` when ``path`` cannot be
-    opened (a missing bucket, too), ``ValueError`` for bad settings."""
+    opened (a missing bucket, too), ``ValueError`` for bad settings, and
+    :class:`streamwatch.spark.connect.ConnectError` when a Spark Connect server will not
+    register the listener."""
     recorder = open_recorder(path, header=session_header(spark, app), flush_every=flush_every,
                              max_bytes=max_bytes, keep=keep, segment_seconds=segment_seconds,
                              storage_options=storage_options)
-    return Recording(spark, recorder, capacity=capacity, sinks=sinks)
+    try:
+        return Recording(spark, recorder, capacity=capacity, sinks=sinks)
+    except BaseException:
+        recorder.close()
+        raise
