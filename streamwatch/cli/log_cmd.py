@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
 from streamwatch.cli.options import check_run_options, run_options
 from streamwatch.errors import ExitCode, one_line
 
@@ -25,6 +26,8 @@ Examples:
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments
+  streamwatch log --pipeline clicks --out clicks.jsonl     Kafka source; starts its own broker
+  streamwatch log --pipeline clicks --kafka-bootstrap 127.0.0.1:9092 --out c.jsonl
   streamwatch replay events.jsonl                          watch it in the dashboard
 \b
 Exit codes:
@@ -32,7 +35,8 @@ Exit codes:
      (a query stopped by us is stopped, even when Spark reports the interrupted write)
   1  a query terminated with an exception
   2  bad option or unknown pipeline
-  3  Spark could not start or a query could not be started
+  3  Spark could not start or a query could not be started; the pipeline reads
+     Kafka and the Kafka jars are missing (make jars) or the broker did not start
   4  the output cannot be written
 """
 
@@ -51,9 +55,11 @@ Exit codes:
               help="With a URL --out: store a segment at least every SECONDS while events arrive [default: 5].")
 @click.option("--prometheus", "prometheus_port", type=int, default=None,
               help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
+@KAFKA_OPTION
 def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
-        flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None) -> None:
+        flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None,
+        kafka_bootstrap: str | None) -> None:
     """Run PIPELINE's queries headless on Spark (local, or the cluster at
     --master) and write every
     streaming listener event (started, progress, idle, terminated) as
@@ -92,12 +98,22 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
             say(f"cannot write {out}: {e.strerror or e}")
             sys.exit(ExitCode.UNREADABLE)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
-    sys.exit(_run(choice, Workspace(workspace), out, trigger, duration, land_every, max_files,
-                  recording, prometheus_port, not no_ui, say))
+    ws = Workspace(workspace)
+    code: int = ExitCode.OK
+    try:
+        with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
+            code = _run(choice, ws, out, trigger, duration, land_every, max_files,
+                        recording, prometheus_port, not no_ui, say, options)
+    except KafkaUnavailable as e:
+        say(str(e))
+        code = e.exit_code
+    except KeyboardInterrupt:
+        say("interrupted while the Kafka broker was starting")
+    sys.exit(code)
 
 
 def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
-         prometheus_port, ui, say) -> int:
+         prometheus_port, ui, say, options) -> int:
     from streamwatch.spark.session import SessionConfig, create_session, default_master
     from streamwatch.spark.tableformat import TableFormatError, decide_table_format
 
@@ -118,14 +134,14 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-                       prometheus_port, ui, stop, say)
+                       prometheus_port, ui, stop, say, options)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-            prometheus_port, ui, stop: threading.Event, say) -> int:
+            prometheus_port, ui, stop: threading.Event, say, options) -> int:
     from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryTerminated
     from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice, SessionInfo
@@ -191,7 +207,8 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
     say(f"Spark {info.spark_version} on {info.master_description}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
-                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)
+                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes,
+                          options=options)
     code = ExitCode.OK
     try:
         try:
