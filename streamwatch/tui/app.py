@@ -29,6 +29,7 @@ from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
 from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
+from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui.commandline import CommandLine
@@ -245,6 +246,8 @@ class StreamwatchApp(App[None]):
             row = m.board.apply_plan(obj)
             m.log(event_line(obj, row.name))
             self.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
+        elif isinstance(obj, KafkaLag):
+            m.set_kafka_lag(obj)
         elif isinstance(obj, LandedFile):
             m.add_landed(obj)
             m.log(event_line(obj, ""))

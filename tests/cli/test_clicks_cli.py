@@ -113,10 +113,12 @@ class _Lines:
 
 
 def _input_rows(records: list, query: str) -> int:
-    return sum(r["event"]["numInputRows"] for r in records if r["kind"] == "progress" and r["event"]["name"] == query)
+    return sum(s["numInputRows"] for r in records if r["kind"] == "progress" and r["event"]["name"] == query
+               for s in r["event"]["sources"])
 
 
 @pytest.mark.spark
+@pytest.mark.timeout(1200)  # two JVMs (Spark, broker) and three queries' first Delta batches
 def test_log_clicks_runs_its_own_broker_land_produces_more_and_sigterm_stops_it(tmp_path, spark, table_format):
     _broker_jars()
     ws = tmp_path / "ws"
@@ -134,7 +136,7 @@ def test_log_clicks_runs_its_own_broker_land_produces_more_and_sigterm_stops_it(
         landing = ws / "landing" / "clicks" / "clicks"
         assert (landing / ".kafka-bootstrap").read_text().strip() == bootstrap
         # the feeder produces 3 batches of 100 (--max-files 3); bronze reads all of them
-        assert events.wait_for(lambda rs: _input_rows(rs, "clicks_bronze") >= 300, 300), errors.lines[-5:]
+        assert events.wait_for(lambda rs: _input_rows(rs, "clicks_bronze") >= 300, 600), errors.lines[-5:]
         landed = subprocess.run([STREAMWATCH, "land", "clicks", "--workspace", str(ws), "--files", "2",
                                  "--bad-ratio", "0.25", "--late-ratio", "0.1"],
                                 capture_output=True, text=True, timeout=120, env=_env())
@@ -146,7 +148,7 @@ def test_log_clicks_runs_its_own_broker_land_produces_more_and_sigterm_stops_it(
         assert all(d["events"] == 100 for d in docs) and 0 < bad < 200 and sum(d["late"] for d in docs) > 0
         assert sum(last - first + 1 for d in docs for first, last in d["offsets"].values()) == 200
         assert events.wait_for(lambda rs: _input_rows(rs, "clicks_bronze") >= 500
-                               and _input_rows(rs, "clicks_silver") >= 500, 300), errors.lines[-5:]
+                               and _input_rows(rs, "clicks_silver") >= 500, 600), errors.lines[-5:]
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(180)
