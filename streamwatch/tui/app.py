@@ -311,9 +311,21 @@ class StreamwatchApp(App[None]):
             return
         try:
             columns, rows = self.backend.read_results(name, 100)
-            self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows]))
+            self.post_message(ResultsRead(name, list(columns), [tuple(map(str, r)) for r in rows],
+                                          history=self._table_history(name)))
         except Exception as e:
             self.post_message(ResultsRead(name, [], [], one_line(e)))
+
+    def _table_history(self, name: str) -> tuple:
+        """The newest commits of the query's Delta table (read from ``_delta_log``; () for a
+        Parquet or memory table, or when it cannot be read)."""
+        from streamwatch.checkpoint.delta import table_history
+
+        table = next((q.table for q in self.plan.queries if q.query_name == name), "")
+        try:
+            return tuple(table_history(table, 15)) if table else ()
+        except Exception:  # unreadable right now: the rows are still shown
+            return ()
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)
