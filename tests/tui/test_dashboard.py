@@ -407,3 +407,29 @@ def test_kafka_consumer_lag_in_the_backlog_column_and_the_detail_tab(recorded):
         assert "lag 30" in text()
 
     run(app, scenario)
+
+
+def test_results_tab_shows_a_delta_tables_history_newest_first(make_app):
+    """The history the app read from the table's _delta_log (ResultsRead.history) is shown
+    above the rows; a table without one hides it."""
+    from streamwatch.model.deltalog import DeltaCommit
+    from streamwatch.tui.messages import ResultsRead
+
+    from conftest import NOW_MS
+
+    app = make_app()
+    history = (DeltaCommit(7, operation="MERGE", timestamp_ms=NOW_MS, rows_written=5),
+               DeltaCommit(6, operation="STREAMING UPDATE", timestamp_ms=NOW_MS - 60_000, rows_written=1200))
+
+    async def scenario(pilot):
+        await pilot.press("colon", *"results gold", "enter")
+        table = app.query_one("#results-table")
+        await wait_for(pilot, lambda: table.row_count == 2, "result rows")
+        box = app.query_one("#results-history")
+        assert not box.display  # the recorded run's tables have no _delta_log
+        app.post_message(ResultsRead("flights_gold", ["a"], [("1",)], history=history))
+        await wait_for(pilot, lambda: box.display and "v7  MERGE  5 rows" in str(box.render()), "the history")
+        text = str(box.render())
+        assert text.index("v7") < text.index("v6  STREAMING UPDATE  1,200 rows  2026-01-01 10:00:00")
+
+    run(app, scenario)
