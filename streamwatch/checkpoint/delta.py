@@ -94,7 +94,8 @@ def read_delta_log(storage: Storage, table: str) -> tuple[DeltaLog | None, list[
 
 def table_history(table: str, limit: int = 20) -> list[DeltaCommit]:
     """The newest ``limit`` commits of the Delta table at ``table`` (a folder or fsspec URL),
-    newest first — what ``DESCRIBE HISTORY`` lists (version, operation, rows written, time),
+    newest first — what ``DESCRIBE HISTORY`` lists (version, operation, rows written; time is
+    commitInfo.timestamp, epoch ms, where Delta shows the commit file's modification time),
     read from ``_delta_log/<version>.json`` without a JVM; [] when it is not a Delta table.
     Raises :class:`~streamwatch.checkpoint.fs.StorageError` when the folder is unreadable."""
     from streamwatch.checkpoint.fs import open_storage
