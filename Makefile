@@ -35,7 +35,7 @@ test: $(STAMP) jars
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	@if [ -z "$(PYTEST_ARGS)" ]; then $(BIN)/python scripts/coverage_targets.py; fi
+	@if [ -z "$(PYTEST_ARGS)" ] || [ -n "$(COVERAGE_TARGETS)" ]; then $(BIN)/python scripts/coverage_targets.py; fi
 
 ## bench: benchmarks that print ratios against a named alternative
 bench: $(STAMP)

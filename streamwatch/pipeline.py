@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from streamwatch.spark.tables import Tables
 
 
+#: Hidden file in a Kafka pipeline's landing directories holding the broker's ``HOST:PORT``
+#: while ``streamwatch run``/``log`` runs it (``streamwatch land`` produces to that broker).
+KAFKA_BOOTSTRAP_FILE = ".kafka-bootstrap"
+
+
 @dataclass(frozen=True)
 class Workspace:
     """Folders of one pipeline run under ``root`` (default ``./streamwatch-workspace``):
@@ -137,6 +142,12 @@ class Pipeline:
                     raise ValueError(f"pipeline {self.name!r}: layer {layer.name!r} reads unknown landing source {src!r}")
         self.topological_layers()  # raises on a cycle
 
+    @property
+    def reads_kafka(self) -> bool:
+        """True when a layer reads Spark's Kafka source (``source="kafka"``): running it needs
+        the Kafka connector's jars and a broker (``kafka_bootstrap`` option)."""
+        return any(layer.source == "kafka" for layer in self.layers)
+
     def upstream_of(self, name: str) -> tuple[str, ...]:
         """Names of the layers ``name`` reads (``KeyError`` for an unknown layer)."""
         return self.layer(name).upstream
@@ -226,6 +237,7 @@ BUNDLED = {
     "flights": "sample_pipelines.flights:pipeline",
     "orders": "sample_pipelines.orders:pipeline",
     "events": "sample_pipelines.events:pipeline",
+    "clicks": "sample_pipelines.clicks:pipeline",
 }
 
 
@@ -235,7 +247,7 @@ def _as_pipeline(obj: Any) -> Pipeline | None:
 
 
 def discover_pipelines() -> dict[str, Pipeline]:
-    """Pipelines by name: the bundled ``sample_pipelines`` (flights, orders, events) and
+    """Pipelines by name: the bundled ``sample_pipelines`` (flights, orders, events, clicks) and
     everything in the ``streamwatch.pipelines`` entry-point group, whose value is a
     :class:`Pipeline` or a function returning one (``mypkg.pipes:pipeline``). Broken entry
     points are skipped (a third-party plugin must not break the tool)."""

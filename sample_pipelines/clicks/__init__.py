@@ -8,14 +8,16 @@
   (a window is written once the watermark passes its end; late clicks are dropped).
 
 The broker is ``options["kafka_bootstrap"]`` (``HOST:PORT``); the Kafka connector's jars come
-from ``make jars``.
+from ``make jars``. The landing source ``clicks`` produces events to the topic in batches
+(:class:`~sample_pipelines.clicks.factory.ClicksLanding`), so the feeder of ``streamwatch
+run``/``log`` and ``streamwatch land clicks`` keep the topic growing.
 """
 
 from __future__ import annotations
 
-from streamwatch.pipeline import Layer, LayerContext, Pipeline
+from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.clicks.factory import TOPIC
+from sample_pipelines.clicks.factory import TOPIC, ClicksLanding
 from sample_pipelines.common import table_stream
 
 WATERMARK = "10 minutes"
@@ -75,7 +77,8 @@ def pipeline() -> Pipeline:
     return Pipeline(
         name="clicks",
         description="click events from Kafka: clicks per page per 5 min window",
-        sources=(),
+        sources=(LandingSource("clicks", "click events produced to the Kafka topic clicks (3 partitions), "
+                                         "100 per batch; a JSON manifest per batch", ClicksLanding),),
         layers=(
             Layer("bronze", "bronze", "Kafka topic clicks → topic, partition, offset, timestamp, key, value",
                   bronze, source="kafka"),

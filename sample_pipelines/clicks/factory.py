@@ -9,8 +9,12 @@ them are not JSON (silver filters them out; bronze keeps them).
 from __future__ import annotations
 
 import json
+import os
 import random
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE
 
 from sample_pipelines.common import check_ratios
 
@@ -48,16 +52,22 @@ class ClicksProducer:
 
     def produce(self, n: int = 100, timeout_s: float = 60.0) -> int:
         """Produce ``n`` events and wait until the broker acknowledged all of them; returns
-        ``n``. Raises ``RuntimeError`` when some were not delivered within ``timeout_s`` s."""
+        ``n``. Raises ``RuntimeError`` when some were not delivered within ``timeout_s`` s,
+        ``confluent_kafka.KafkaException`` when the broker does not answer."""
         from confluent_kafka import Producer
 
-        ensure_topic(self.bootstrap, self.topic)
+        ensure_topic(self.bootstrap, self.topic, timeout_s=timeout_s)
         producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5})
         failed: list[str] = []
+        #: partition → (first, last) offset acknowledged by the broker in this call
+        self.last_offsets: dict[int, tuple[int, int]] = {}
 
-        def on_delivery(err, _msg) -> None:
+        def on_delivery(err, msg) -> None:
             if err is not None:
                 failed.append(str(err))
+                return
+            first, _last = self.last_offsets.get(msg.partition(), (msg.offset(), msg.offset()))
+            self.last_offsets[msg.partition()] = (min(first, msg.offset()), max(_last, msg.offset()))
 
         for _ in range(n):
             i = self.produced
@@ -80,3 +90,65 @@ class ClicksProducer:
         if left or failed:
             raise RuntimeError(f"{left} click events not delivered to {self.bootstrap}: {failed[:1]}")
         return n
+
+
+class ClicksLanding:
+    """The clicks pipeline's data factory (:class:`streamwatch.pipeline.DataFactory`): each
+    "file" landed is a batch of ``events_per_file`` click events produced to the Kafka topic,
+    recorded as a small JSON manifest ``batch-NNNNNN.json`` in ``directory`` (events, bad,
+    late, and the partition → [first, last] offsets the broker acknowledged); the manifests
+    are what ``land`` returns, and numbering resumes after the ones already there.
+
+    The broker is ``bootstrap`` (``HOST:PORT``) or, when None, the one recorded in
+    ``directory/.kafka-bootstrap`` by the ``streamwatch run``/``log`` that started it.
+    Raises ``ValueError`` (one line) for a ratio outside [0, 1] or when no broker is known;
+    ``land`` raises ``confluent_kafka.KafkaException`` / ``RuntimeError`` when the broker
+    does not take the events within ``timeout_s`` s. Never exhausted."""
+
+    exhausted = False
+
+    def __init__(self, directory: str | os.PathLike[str], *, bootstrap: str | None = None,
+                 late_ratio: float = 0.0, bad_ratio: float = 0.0, events_per_file: int = 100,
+                 timeout_s: float = 30.0) -> None:
+        check_ratios(late_ratio=late_ratio, bad_ratio=bad_ratio)
+        self.directory = Path(directory)
+        self.bootstrap = bootstrap or recorded_bootstrap(self.directory)
+        if not self.bootstrap:
+            raise ValueError(f"no Kafka broker known for {self.directory}: pass --kafka-bootstrap HOST:PORT, "
+                             "or run `streamwatch run/log --pipeline clicks` on this workspace")
+        self.late_ratio, self.bad_ratio = late_ratio, bad_ratio
+        self.events_per_file, self.timeout_s = events_per_file, timeout_s
+
+    def _next_number(self) -> int:
+        numbers = [int(p.stem.split("-")[1]) for p in self.directory.glob("batch-*.json")
+                   if p.stem.split("-")[1].isdigit()]
+        return max(numbers, default=0) + 1
+
+    def land(self, n_files: int = 1) -> list[Path]:
+        """Produce ``n_files`` batches; returns their manifests' paths."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        out = []
+        for _ in range(n_files):
+            number = self._next_number()
+            producer = ClicksProducer(self.bootstrap, late_ratio=self.late_ratio, bad_ratio=self.bad_ratio,
+                                      seed=number)
+            producer.produced = (number - 1) * self.events_per_file  # event time continues
+            producer.produce(self.events_per_file, timeout_s=self.timeout_s)
+            manifest = {"topic": producer.topic, "bootstrap": self.bootstrap, "events": self.events_per_file,
+                        "bad": producer.bad, "late": producer.late,
+                        "offsets": {str(p): list(r) for p, r in sorted(producer.last_offsets.items())}}
+            final = self.directory / f"batch-{number:06d}.json"
+            tmp = self.directory / f".{final.name}.tmp"
+            tmp.write_text(json.dumps(manifest) + "\n")
+            os.replace(tmp, final)
+            out.append(final)
+        return out
+
+
+def recorded_bootstrap(directory: Path) -> str | None:
+    """The broker address a running ``streamwatch run``/``log`` recorded in ``directory``
+    (``.kafka-bootstrap``), or None."""
+    try:
+        return (directory / KAFKA_BOOTSTRAP_FILE).read_text().strip() or None
+    except OSError:
+        return None

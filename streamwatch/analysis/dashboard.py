@@ -16,6 +16,7 @@ from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
 from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.analysis.triggers import trigger_interval_ms
+from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
 
@@ -51,6 +52,8 @@ class DashboardModel:
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
     #: the pipeline tab's graph (the latest one a checkpoint poll derived; None before)
     pipeline: PipelineGraph | None = None
+    #: the latest consumer-lag measurement of each query reading Kafka (by query name)
+    kafka_lag: dict[str, KafkaLag] = field(default_factory=dict)
     _journeys: list[Journey] | None = None
 
     def __post_init__(self) -> None:
@@ -86,7 +89,21 @@ class DashboardModel:
         self._journeys = None
         self.consumed = consumed_files(self.checkpoints)
 
+    def set_kafka_lag(self, lag: KafkaLag) -> None:
+        """Take one consumer-lag measurement; a failed one keeps the last known partitions
+        (shown with the error) so a broker hiccup does not blank the numbers."""
+        old = self.kafka_lag.get(lag.query_name)
+        if lag.error and old is not None and old.partitions:
+            lag = KafkaLag(lag.query_name, lag.bootstrap, old.partitions, old.at_ms, lag.error)
+        self.kafka_lag[lag.query_name] = lag
+
     # -- derived ---------------------------------------------------------------------------------
+    def consumer_lag(self, name: str) -> int | None:
+        """Records the Kafka query ``name`` has not read yet (broker latest − last committed
+        batch, summed over partitions); None when it reads no Kafka or was not measured."""
+        lag = self.kafka_lag.get(name)
+        return None if lag is None else lag.total
+
     def trigger_of(self, name: str) -> str:
         return self.triggers().get(name) or self.plan.trigger
 

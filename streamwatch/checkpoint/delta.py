@@ -33,7 +33,7 @@ def _int(v: Any) -> int | None:
 def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
     """One commit file → DeltaCommit (None when a line is not JSON)."""
     adds = removes = 0
-    app = txn_v = op = qid = epoch = ts = None
+    app = txn_v = op = qid = epoch = ts = rows = None
     for line in data.split(b"\n"):
         if not line.strip():
             continue
@@ -55,7 +55,9 @@ def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
             params = ci.get("operationParameters")
             params = params if isinstance(params, dict) else {}
             qid, epoch = params.get("queryId"), _int(params.get("epochId"))
-    return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts)
+            metrics = ci.get("operationMetrics")
+            rows = _int(metrics.get("numOutputRows")) if isinstance(metrics, dict) else None
+    return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts, rows)
 
 
 def read_delta_log(storage: Storage, table: str) -> tuple[DeltaLog | None, list[Finding]]:
@@ -88,3 +90,28 @@ def read_delta_log(storage: Storage, table: str) -> tuple[DeltaLog | None, list[
         if m:
             checkpoints.append(int(m.group(1)))
     return DeltaLog(folder, tuple(commits), tuple(sorted(set(checkpoints)))), findings
+
+
+def table_history(table: str, limit: int = 20) -> list[DeltaCommit]:
+    """The newest ``limit`` commits of the Delta table at ``table`` (a folder or fsspec URL),
+    newest first — what ``DESCRIBE HISTORY`` lists (version, operation, rows written; time is
+    commitInfo.timestamp, epoch ms, where Delta shows the commit file's modification time),
+    read from ``_delta_log/<version>.json`` without a JVM; [] when it is not a Delta table.
+    Raises :class:`~streamwatch.checkpoint.fs.StorageError` when the folder is unreadable."""
+    from streamwatch.checkpoint.fs import open_storage
+
+    storage, root = open_storage(table)
+    folder = storage.join(root, "_delta_log")
+    items = storage.list(folder)
+    if items is None:
+        return []
+    versions = sorted((int(m.group(1)), it.name) for it in items if (m := _COMMIT.match(it.name)))
+    out = []
+    for version, name in reversed(versions[-limit:]):  # only the newest commits are read
+        try:
+            commit = parse_delta_commit(storage.read(storage.join(folder, name)), version)
+        except OSError:  # removed by log cleanup meanwhile
+            continue
+        if commit is not None:
+            out.append(commit)
+    return out

@@ -71,6 +71,7 @@ def doctor() -> None:
         d = decide_table_format()
         click.echo(f"\n{'table format':<13} {d.format} — {d.reason}")
         click.echo(f"{'kafka':<13} {'Spark Kafka source/sink loadable' if d.kafka else 'off (' + NO_JARS_HINT + ')'}")
+        click.echo(f"{'s3a':<13} {'Spark reads and writes s3a:// (hadoop-aws loaded)' if d.s3 else 'off (make jars-s3)'}")
     except TableFormatError as e:
         click.echo(f"\n{'table format':<13} error — {e}")
         failed = True

@@ -19,10 +19,16 @@ Examples:
   streamwatch inspect CP --sizes              also measure state bytes (a stat per state file)
   streamwatch inspect --recursive ./streamwatch-workspace/checkpoints --check
                                               every checkpoint under a folder, worst first
+  streamwatch inspect CP --kafka-bootstrap 127.0.0.1:9092
+                                              consumer lag per topic-partition (broker latest
+                                              − last committed batch), also while the query is
+                                              down; kafka-data-lost when retention deleted
+                                              records the query had not read
 
 \b
 --check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
-(2 is click's own status for a bad option). Without --check the exit status is 0
+(2 is click's own status for a bad option; also --kafka-bootstrap on a checkpoint
+without a Kafka source; 4 too when the broker does not answer). Without --check the exit status is 0
 whenever PATH could be read, 4 otherwise. With --recursive, --check exits with the
 worst status of all checkpoints found (4 when one could not be read). Nothing under
 PATH is ever written.
@@ -73,7 +79,10 @@ def _fleet(root: str, as_json: bool, check: bool) -> None:
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (file sink or Delta table); discovered in a streamwatch workspace.")
 @click.option("--recursive", "-r", is_flag=True, help="PATH is a ROOT: one row per checkpoint found under it, worst first.")
 @click.option("--sizes", is_flag=True, help="Measure state store bytes on a local disk (one stat per file; object storage listings give them anyway).")
-def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None, recursive: bool, sizes: bool) -> None:
+@click.option("--kafka-bootstrap", default=None, metavar="HOST:PORT",
+              help="Ask this Kafka broker for its offsets: consumer lag per topic-partition of the checkpoint's Kafka source.")
+def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None, recursive: bool,
+            sizes: bool, kafka_bootstrap: str | None) -> None:
     """Summarise the checkpoint at PATH without starting Spark (read-only).
 
     Shows the query id, batches (first, latest, last committed, in flight), the
@@ -89,8 +98,8 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
         click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
         sys.exit(ExitCode.USAGE)
     if recursive:
-        if batches or batch_id is not None or sink:
-            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink need one PATH", err=True)
+        if batches or batch_id is not None or sink or kafka_bootstrap:
+            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap need one PATH", err=True)
             sys.exit(ExitCode.USAGE)
         _fleet(path, as_json, check)
         return
@@ -111,6 +120,9 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     from streamwatch.state.audit import with_audit_findings
 
     cp = with_audit_findings(cp, path)  # state growth / skew / restart-cost findings
+    lags = None
+    if kafka_bootstrap:
+        cp, lags = _with_kafka_lag(cp, path, kafka_bootstrap)
     if batch_id is not None and batch_id not in set(cp.offset_batch_ids) | set(cp.commit_batch_ids):
         known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
         click.echo(f"streamwatch inspect: batch {batch_id} is not in this checkpoint (offsets hold {known})", err=True)
@@ -127,6 +139,8 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             doc = jsonout.batch_doc(cp, batch_id)
         else:
             doc = jsonout.summary_doc(cp)
+        if lags is not None:
+            doc["kafkaLag"] = _lag_doc(kafka_bootstrap, lags)
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
         sys.stdout.flush()
     else:
@@ -142,6 +156,49 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             out.print(report.batch(jsonout.batch_doc(cp, batch_id)))
         else:
             out.print(report.summary(cp))
+        if lags is not None:
+            out.print(_lag_table(kafka_bootstrap, lags))
     if check:
         worst = worst_severity(cp.findings)
         sys.exit(ExitCode.ERRORS if worst == "error" else ExitCode.WARNINGS if worst == "warning" else ExitCode.OK)
+
+
+def _with_kafka_lag(cp, path: str, bootstrap: str):
+    """``cp`` with ``kafka-data-lost`` findings, and the lag per partition; exits 2 when the
+    checkpoint has no Kafka source, 4 when the broker does not answer."""
+    from dataclasses import replace
+
+    from streamwatch.errors import one_line
+    from streamwatch.spark.kafka_lag import broker_lag, checkpoint_kafka_offsets, data_lost_findings
+
+    committed = checkpoint_kafka_offsets(path, cp)
+    if not committed:
+        click.echo(f"streamwatch inspect: {path}: no committed batch of a Kafka source (--kafka-bootstrap)", err=True)
+        sys.exit(ExitCode.USAGE)
+    try:
+        lags = broker_lag(committed, bootstrap, timeout_s=15.0)
+    except Exception as e:  # noqa: BLE001 - KafkaException: one line, never a traceback
+        _fail(f"Kafka broker {bootstrap} did not answer: {one_line(e)}")
+    return replace(cp, findings=(*cp.findings, *data_lost_findings(lags, path))), lags
+
+
+def _lag_doc(bootstrap, lags) -> dict:
+    known = [x.lag for x in lags if x.lag is not None]
+    return {"bootstrap": bootstrap, "total": sum(known) if known else None,
+            "partitions": [{"topic": x.topic, "partition": x.partition, "committed": x.committed,
+                            "earliest": x.earliest, "latest": x.latest, "lag": x.lag, "dataLost": x.data_lost}
+                           for x in lags]}
+
+
+def _lag_table(bootstrap, lags):
+    from rich.table import Table
+
+    from streamwatch.analysis import fmt
+
+    t = Table(title=f"Kafka consumer lag (broker {bootstrap}: latest − last committed batch)", title_justify="left")
+    for col in ("topic", "partition", "committed", "earliest", "latest", "lag"):
+        t.add_column(col, justify="left" if col == "topic" else "right")
+    for x in lags:
+        t.add_row(x.topic, str(x.partition), fmt.count(x.committed), f"{x.earliest:,}", f"{x.latest:,}",
+                  fmt.count(x.lag) + (" DATA LOST" if x.data_lost else ""))
+    return t

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, one_line
 
 EPILOG = """\b
 Examples:
@@ -16,6 +16,13 @@ Examples:
   streamwatch land flights --files 20 --late-ratio 0.05
   streamwatch land orders --files 5 --bad-ratio 0.1
   streamwatch land events --workspace /tmp/ws
+  streamwatch land clicks --files 5 --late-ratio 0.1
+                          100 click events per file to the Kafka topic of the running
+                          `streamwatch run/log --pipeline clicks` on this workspace
+  streamwatch land clicks --kafka-bootstrap 127.0.0.1:9092 --bad-ratio 0.05
+\b
+Exit codes: 0 landed (or every source exhausted), 2 bad option, unknown pipeline or no
+Kafka broker known, 4 a file could not be written or the broker did not take the events.
 """
 
 
@@ -43,14 +50,19 @@ def _fail(message: str) -> None:
 @click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
               default=Path("streamwatch-workspace"), show_default=True,
               help="Workspace whose landing/<pipeline>/<source>/ folders receive the files.")
+@click.option("--kafka-bootstrap", default=None, metavar="HOST:PORT",
+              help="Kafka pipelines (clicks): the broker to produce to. Default: the broker of the "
+                   "`streamwatch run/log` running on --workspace.")
 def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: float | None,
-         workspace: Path) -> None:
+         workspace: Path, kafka_bootstrap: str | None) -> None:
     """Land the next FILES input files of PIPELINE into its landing directories.
 
     Each file is written under a hidden temporary name and then renamed, so a
     running file source never reads a partial file. Factories resume after the
     files already landed, so repeated calls continue the data set. Prints the
-    path of every landed file on stdout, a summary on stderr.
+    path of every landed file on stdout, a summary on stderr. A Kafka pipeline
+    (clicks) produces its events to the topic instead and lands one JSON
+    manifest per batch (events, bad, late, offsets per partition).
     """
     from streamwatch.pipeline import Workspace, get_pipeline
 
@@ -60,20 +72,29 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         _fail(e.args[0])
         return
     ws = Workspace(workspace)
-    wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio)) if v is not None}
+    wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio),
+                                ("bootstrap", kafka_bootstrap)) if v is not None}
     for option in wanted:
         if not any(_accepts(s.factory, option) for s in pipeline.sources):
-            _fail(f"pipeline {pipeline.name!r} does not support --{option.replace('_', '-')}")
+            flag = "kafka-bootstrap" if option == "bootstrap" else option.replace("_", "-")
+            _fail(f"pipeline {pipeline.name!r} does not support --{flag}")
     total = 0
     for source in pipeline.sources:
         kwargs = {k: v for k, v in wanted.items() if _accepts(source.factory, k)}
         directory = ws.landing(pipeline.name, source.name)
         try:
             factory = source.factory(directory, **kwargs)
-            files = factory.land(n_files)
         except (OSError, ValueError) as e:
             _fail(f"{pipeline.name}/{source.name}: {e}")
             return
+        try:
+            files = factory.land(n_files)
+        except ValueError as e:
+            _fail(f"{pipeline.name}/{source.name}: {e}")
+            return
+        except Exception as e:  # noqa: BLE001 - disk full, broker down (confluent_kafka.KafkaException …)
+            click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
+            sys.exit(ExitCode.UNREADABLE)
         for path in files:
             click.echo(str(path))
         total += len(files)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
 from streamwatch.cli.options import check_run_options, run_options
 from streamwatch.errors import ExitCode, one_line
 
@@ -28,6 +29,8 @@ Examples:
   streamwatch log --remote sc://127.0.0.1:15002 --workspace /shared/ws --out ev.jsonl
                                                            through a Spark Connect server (the
                                                            server must see --workspace's path)
+  streamwatch log --pipeline clicks --out clicks.jsonl     Kafka source; starts its own broker
+  streamwatch log --pipeline clicks --kafka-bootstrap 127.0.0.1:9092 --out c.jsonl
   streamwatch replay events.jsonl                          watch it in the dashboard
 \b
 Exit codes:
@@ -35,7 +38,8 @@ Exit codes:
      (a query stopped by us is stopped, even when Spark reports the interrupted write)
   1  a query terminated with an exception
   2  bad option or unknown pipeline
-  3  Spark could not start (or the --remote server is unreachable), or a query could not be started
+  3  Spark could not start (or the --remote server is unreachable), or a query could not be started,
+     or the pipeline reads Kafka and its jars are missing or its broker did not start
   4  the output cannot be written
 """
 
@@ -57,10 +61,11 @@ Exit codes:
 @click.option("--remote", default=None, metavar="sc://HOST[:PORT]",
               help="Run the pipeline through this Spark Connect server instead of a Spark in this "
                    "process (not with --master); the server reads and writes WORKSPACE by its path.")
+@KAFKA_OPTION
 def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
         flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None,
-        remote: str | None) -> None:
+        remote: str | None, kafka_bootstrap: str | None) -> None:
     """Run PIPELINE's queries headless on Spark (local, the cluster at
     --master, or a Spark Connect server at --remote) and write every
     streaming listener event (started, progress, idle, terminated) as
@@ -112,8 +117,18 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
             say(f"cannot write {out}: {e.strerror or e}")
             sys.exit(ExitCode.UNREADABLE)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
-    sys.exit(_run(choice, Workspace(workspace), out, trigger, duration, land_every, max_files,
-                  recording, prometheus_port, not no_ui, say, remote))
+    ws = Workspace(workspace)
+    code: int = ExitCode.OK
+    try:
+        with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
+            code = _run(choice, ws, out, trigger, duration, land_every, max_files,
+                        recording, prometheus_port, not no_ui, say, options, remote)
+    except KafkaUnavailable as e:
+        say(str(e))
+        code = e.exit_code
+    except KeyboardInterrupt:
+        say("interrupted while the Kafka broker was starting")
+    sys.exit(code)
 
 
 def _start_spark(choice, ws, ui, remote, say):
@@ -134,7 +149,7 @@ def _start_spark(choice, ws, ui, remote, say):
 
 
 def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
-         prometheus_port, ui, say, remote=None) -> int:
+         prometheus_port, ui, say, options, remote=None) -> int:
     from streamwatch.spark.tableformat import TableFormatError
 
     try:
@@ -151,14 +166,14 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         return _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-                       prometheus_port, ui, stop, say, remote)
+                       prometheus_port, ui, stop, say, options, remote)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-            prometheus_port, ui, stop: threading.Event, say, remote=None) -> int:
+            prometheus_port, ui, stop: threading.Event, say, options, remote=None) -> int:
     from streamwatch.events.segments import open_recorder
     from streamwatch.model.events import Event, ListenerStats, QueryTerminated
     from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice, SessionInfo
@@ -228,7 +243,8 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
     say(f"Spark {info.spark_version} on {info.master_description}{where}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
-                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes)
+                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes,
+                          options=options)
     code = ExitCode.OK
     try:
         try:

@@ -37,7 +37,7 @@ def _describe(p) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema version 1) on stdout.")
 def pipelines(verbose: bool, as_json: bool) -> None:
     """List the pipelines `streamwatch run --pipeline` and `streamwatch land`
-    accept: the bundled flights, orders and events, and any registered in the
+    accept: the bundled flights, orders, events and clicks (Kafka), and any registered in the
     `streamwatch.pipelines` entry-point group. No JVM is started."""
     from streamwatch.pipeline import discover_pipelines
 

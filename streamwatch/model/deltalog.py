@@ -12,7 +12,8 @@ from dataclasses import dataclass
 class DeltaCommit:
     """One ``_delta_log/<version>.json`` commit: ``adds``/``removes`` file action counts,
     the streaming ``txn`` (appId = query id, ``txn_version`` = batch id) when present, the
-    ``operation`` and ``query_id``/``epoch_id`` from commitInfo, ``timestamp_ms`` epoch ms."""
+    ``operation`` and ``query_id``/``epoch_id`` from commitInfo, ``timestamp_ms`` epoch ms,
+    ``rows_written`` (commitInfo ``operationMetrics.numOutputRows``; None when not recorded)."""
 
     version: int
     adds: int = 0
@@ -23,6 +24,7 @@ class DeltaCommit:
     query_id: str | None = None
     epoch_id: int | None = None
     timestamp_ms: int | None = None
+    rows_written: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

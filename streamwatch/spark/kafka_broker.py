@@ -62,16 +62,29 @@ class LocalKafka:
     _log: object = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, log_dir: Path | None = None, timeout_s: float = 180.0, partitions: int = 3) -> "LocalKafka":
+    def start(cls, log_dir: Path | None = None, timeout_s: float = 180.0, partitions: int = 3,
+              die_with_parent: bool = False) -> "LocalKafka":
         """Format a fresh KRaft storage in ``log_dir`` (a new temporary folder by default) and
         start the broker; returns once it accepts connections on its client port.
         ``partitions`` is the default partition count of auto-created topics.
-        Raises :class:`KafkaBrokerError`."""
+        ``die_with_parent`` (Linux; call it before other threads start, e.g. from a command
+        before Spark) has the kernel SIGTERM the broker when this process ends however it
+        ends, even by SIGKILL. Raises :class:`KafkaBrokerError`."""
         ok, why = broker_available()
         if not ok:
             raise KafkaBrokerError(why)
         owns = log_dir is None
         root = Path(tempfile.mkdtemp(prefix="streamwatch-kafka-")) if log_dir is None else Path(log_dir)
+        try:
+            return cls._launch(root, owns, timeout_s, partitions, die_with_parent)
+        except BaseException:  # failed or interrupted (Ctrl-C, SIGTERM): no folder left behind
+            if owns:
+                shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    @classmethod
+    def _launch(cls, root: Path, owns: bool, timeout_s: float, partitions: int,
+                die_with_parent: bool) -> "LocalKafka":
         root.mkdir(parents=True, exist_ok=True)
         port, cport = _free_port(), _free_port()
         props = root / "server.properties"
@@ -97,20 +110,28 @@ class LocalKafka:
                 "-cp", cp]
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         log = open(root / "broker.log", "ab")
-        fmt = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
-                             stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
-        if fmt.returncode != 0:
+        try:
+            fmt = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+                                 stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
+            if fmt.returncode != 0:
+                raise KafkaBrokerError(f"kafka storage format failed: {_tail(root / 'broker.log')}")
+            proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True,
+                                    preexec_fn=_parent_death_signal() if die_with_parent else None)
+        except BaseException:
             log.close()
-            raise KafkaBrokerError(f"kafka storage format failed: {_tail(root / 'broker.log')}")
-        proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+            raise
         broker = cls(f"127.0.0.1:{port}", root, proc, owns, log)
         deadline = time.monotonic() + timeout_s
-        while not _accepts(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                broker.stop()
-                raise KafkaBrokerError(f"Kafka broker did not start on 127.0.0.1:{port}: {_tail(root / 'broker.log')}")
-            time.sleep(0.1)
+        try:
+            while not _accepts(port):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise KafkaBrokerError(
+                        f"Kafka broker did not start on 127.0.0.1:{port}: {_tail(root / 'broker.log')}")
+                time.sleep(0.1)
+        except BaseException:  # also Ctrl-C / SIGTERM while waiting: never leave a broker behind
+            broker.stop()
+            raise
         return broker
 
     def stop(self, grace_s: float = 20.0) -> None:
@@ -134,6 +155,23 @@ class LocalKafka:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _parent_death_signal():
+    """A ``preexec_fn`` asking Linux to SIGTERM the child when its parent ends
+    (``prctl(PR_SET_PDEATHSIG)``); None elsewhere. libc is loaded here, in the parent, so the
+    child only makes the system call."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:
+        return None
+    return lambda: prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
 
 
 def _tail(path: Path, n: int = 5) -> str:

@@ -12,38 +12,21 @@ written). Needs ``confluent-kafka``; no pyspark.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import threading
+import time
+from typing import Callable, Mapping
 
 from streamwatch.checkpoint.reader import read_checkpoint
+from streamwatch.errors import one_line
 from streamwatch.model.findings import Finding
+from streamwatch.model.kafka import KafkaLag, PartitionLag
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionLag:
-    """One topic-partition: ``committed`` (offset the last committed batch ends at; None when
-    the checkpoint has not reached this partition), the broker's ``earliest`` and ``latest``
-    offsets, and ``lag`` = latest − committed (records; None when unknown)."""
-
-    topic: str
-    partition: int
-    committed: int | None
-    earliest: int
-    latest: int
-
-    @property
-    def lag(self) -> int | None:
-        return None if self.committed is None else max(0, self.latest - self.committed)
-
-    @property
-    def data_lost(self) -> bool:
-        """True when the checkpoint points below the broker's earliest retained offset."""
-        return self.committed is not None and 0 <= self.committed < self.earliest
-
-
-def checkpoint_kafka_offsets(path: str | os.PathLike[str]) -> dict[str, dict[int, int]]:
-    """Kafka offsets of the last committed batch of the checkpoint at ``path``: topic →
-    partition → offset, merged over all its Kafka sources; {} when none."""
-    cp = read_checkpoint(path, full=False)
+def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp=None) -> dict[str, dict[int, int]]:
+    """Kafka offsets of the last committed batch of the checkpoint at ``path`` (or of ``cp``,
+    a :class:`~streamwatch.model.checkpoint.Checkpoint` already read): topic → partition →
+    offset, merged over all its Kafka sources; {} when none."""
+    cp = cp if cp is not None else read_checkpoint(path, full=False)
     batch = cp.last_committed_batch_id
     entry = cp.offsets_for(batch) if batch is not None else None
     out: dict[str, dict[int, int]] = {}
@@ -57,16 +40,15 @@ def checkpoint_kafka_offsets(path: str | os.PathLike[str]) -> dict[str, dict[int
     return out
 
 
-def kafka_lag(path: str | os.PathLike[str], bootstrap: str, timeout_s: float = 30.0
-              ) -> tuple[list[PartitionLag], list[Finding]]:
-    """Per-partition lag of the checkpoint at ``path`` against the broker at ``bootstrap``
-    (``HOST:PORT``), plus an error finding per partition whose committed offset is older than
-    the broker's earliest retained offset. Raises ``confluent_kafka.KafkaException`` when the
-    broker does not answer within ``timeout_s`` s."""
+def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeout_s: float = 30.0
+               ) -> list[PartitionLag]:
+    """Per-partition lag of ``committed`` offsets (topic → partition → offset) against the
+    broker at ``bootstrap`` (``HOST:PORT``): every partition the broker has for those topics,
+    sorted. Raises ``confluent_kafka.KafkaException`` when the broker does not answer within
+    ``timeout_s`` s."""
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    committed = checkpoint_kafka_offsets(path)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     meta = admin.list_topics(timeout=timeout_s)
     tps = [TopicPartition(t, p) for t in committed if t in meta.topics for p in meta.topics[t].partitions]
@@ -78,13 +60,72 @@ def kafka_lag(path: str | os.PathLike[str], bootstrap: str, timeout_s: float = 3
         return {(tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futs.items()}
 
     earliest, latest = offsets(OffsetSpec.earliest()), offsets(OffsetSpec.latest())
-    lags = sorted((PartitionLag(t, p, committed[t].get(p), earliest[(t, p)], latest[(t, p)])
+    return sorted((PartitionLag(t, p, committed[t].get(p), earliest[(t, p)], latest[(t, p)])
                    for t, p in earliest), key=lambda x: (x.topic, x.partition))
-    findings = [
+
+
+def data_lost_findings(lags: list[PartitionLag], path: str) -> list[Finding]:
+    """An error finding (``kafka-data-lost``) per partition whose committed offset is older
+    than the broker's earliest retained offset."""
+    return [
         Finding("error", "kafka-data-lost",
                 f"{x.topic}-{x.partition}: checkpoint offset {x.committed} is older than the broker's earliest "
                 f"retained offset {x.earliest}; {x.earliest - (x.committed or 0)} records were deleted before "
-                "the query read them (failOnDataLoss=true fails the query)", str(path))
+                "the query read them (failOnDataLoss=true fails the query)", path)
         for x in lags if x.data_lost
     ]
-    return lags, findings
+
+
+def kafka_lag(path: str | os.PathLike[str], bootstrap: str, timeout_s: float = 30.0
+              ) -> tuple[list[PartitionLag], list[Finding]]:
+    """Per-partition lag of the checkpoint at ``path`` against the broker at ``bootstrap``
+    (``HOST:PORT``), plus an error finding per partition whose committed offset is older than
+    the broker's earliest retained offset. Raises ``confluent_kafka.KafkaException`` when the
+    broker does not answer within ``timeout_s`` s."""
+    lags = broker_lag(checkpoint_kafka_offsets(path), bootstrap, timeout_s)
+    return lags, data_lost_findings(lags, str(path))
+
+
+class LagPoller:
+    """Measures the consumer lag of live queries every ``every_s`` s on a daemon thread and
+    hands each measurement (:class:`~streamwatch.model.kafka.KafkaLag`, one per query; with
+    ``error`` set when the checkpoint or broker could not be read) to ``emit``.
+    ``checkpoints`` maps query name → checkpoint folder (read-only). ``stop()`` ends it."""
+
+    def __init__(self, checkpoints: Mapping[str, str], bootstrap: str, emit: Callable[[object], None],
+                 every_s: float = 2.0, timeout_s: float = 5.0) -> None:
+        self.checkpoints = dict(checkpoints)
+        self.bootstrap, self.emit = bootstrap, emit
+        self.every_s, self.timeout_s = every_s, timeout_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="streamwatch-kafka-lag", daemon=True)
+
+    def measure(self, query_name: str) -> KafkaLag:
+        """One measurement of ``query_name`` now (never raises)."""
+        now = int(time.time() * 1000)
+        try:
+            committed = checkpoint_kafka_offsets(self.checkpoints[query_name])
+            lags = broker_lag(committed, self.bootstrap, self.timeout_s) if committed else []
+        except Exception as e:  # noqa: BLE001 - not written yet, broker away: shown, never fatal
+            return KafkaLag(query_name, self.bootstrap, (), now, one_line(e))
+        return KafkaLag(query_name, self.bootstrap, tuple(lags), now)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for name in self.checkpoints:
+                if self._stop.is_set():
+                    return
+                self.emit(self.measure(name))
+            self._stop.wait(self.every_s)
+
+    def start(self) -> "LagPoller":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
+__all__ = ["LagPoller", "PartitionLag", "broker_lag", "checkpoint_kafka_offsets", "data_lost_findings", "kafka_lag"]

@@ -20,6 +20,7 @@ from streamwatch.model.events import QueryTerminated
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
 from streamwatch.spark.connect import add_listener, connect_session_info, is_connect_session
+from streamwatch.spark.kafka_lag import LagPoller
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
@@ -84,6 +85,7 @@ class LiveBackend(Backend):
         self.feeders: list[Feeder] = []
         self.factories: dict[str, "_LockedFactory"] = {}
         self._listener: PublishingListener | None = None
+        self._lag: LagPoller | None = None  # consumer lag of the queries reading Kafka
         self._lock = threading.RLock()
         self._ordered: list[OrderedRun] = []  # one-shot runs started by set_trigger/start_pipeline
         self._stopped = False
@@ -155,6 +157,11 @@ class LiveBackend(Backend):
             if note:
                 emit(RuntimeNotice("warning", note))
             self.runner.start(self.trigger, notify=self.bus.publish, lock=self._lock)
+            bootstrap = (self._options or {}).get("kafka_bootstrap")
+            kafka = {self.pipeline.query_name(la): str(self.workspace.checkpoint(self.pipeline.name, la.name))
+                     for la in self.pipeline.layers if la.source == "kafka"}
+            if bootstrap and kafka:
+                self._lag = LagPoller(kafka, bootstrap, self.bus.publish).start()
         emit(RuntimeNotice("info", "queries running"))
         return info
 
@@ -205,6 +212,8 @@ class LiveBackend(Backend):
             self._stopped = True
             for f in self.feeders:
                 f.stop()
+            if self._lag is not None:
+                self._lag.stop()
             for run in self._ordered:
                 run.cancel()
             if self.runner:

@@ -8,7 +8,8 @@ the checkout, or ``$STREAMWATCH_JARS`` — with one sub-folder per set:
   connector (``spark-sql-kafka-0-10``, ``kafka-clients``, ``commons-pool2``), loaded into the
   driver with ``spark.jars``;
 * ``kafka-broker``: a Kafka broker (KRaft) run in its own JVM by tests and the clicks pipeline;
-* ``s3``: ``hadoop-aws`` and the AWS SDK bundle (only for ``s3a://`` workspaces).
+* ``s3``: ``hadoop-aws`` and the AWS SDK bundle (``make jars-s3``; ``s3a://`` paths), added
+  to ``spark.jars`` whenever that set is resolved.
 
 The session never fetches anything at start: without the folder (no ``mvn`` or no Maven
 Central when ``make jars`` ran) the pipelines write Parquet tables through Spark's file sink
@@ -63,13 +64,15 @@ class TableFormatDecision:
     """``format`` is ``delta`` or ``parquet``; ``reason`` says why in one line; ``conf`` holds
     the Spark settings that load the JVM dependencies (``spark.jars``) and Delta's SQL
     extension and catalog; ``jars`` the jar files put on the driver's classpath;
-    ``kafka`` whether Spark's Kafka source and sink are among them."""
+    ``kafka`` whether Spark's Kafka source and sink are among them; ``s3`` whether Hadoop's
+    S3A filesystem (``s3a://``) is."""
 
     format: Literal["delta", "parquet"]
     reason: str
     conf: Mapping[str, str] = field(default_factory=dict)
     jars: tuple[str, ...] = ()
     kafka: bool = False
+    s3: bool = False
 
 
 def jars_root(env: Mapping[str, str] | None = None) -> Path:
@@ -111,7 +114,8 @@ def decide_table_format(
     """Decide Delta or Parquet from what ``make jars`` resolved; never touches the network.
 
     ``forced`` (or ``$STREAMWATCH_TABLE_FORMAT``) is ``delta``, ``parquet`` or ``auto``
-    (default). The Kafka connector is loaded whenever resolved, whatever the table format.
+    (default). The Kafka connector and the S3 set (``hadoop-aws``) are loaded whenever
+    resolved, whatever the table format.
     Raises :class:`TableFormatError` when ``delta`` is forced but Delta's jars are absent,
     or the setting is not one of ``delta``, ``parquet``, ``auto``.
     """
@@ -120,22 +124,25 @@ def decide_table_format(
     if wanted not in ("auto", "delta", "parquet"):
         raise TableFormatError(f"{ENV_FORMAT}={wanted!r}: expected delta, parquet or auto")
     jars = resolved_jars(SPARK_SET, env)
-    paths = [str(j.path) for j in jars]
+    s3_jars = resolved_jars(S3_SET, env)
+    s3 = _find(s3_jars, "hadoop-aws") is not None
+    paths = [str(j.path) for j in (*jars, *(s3_jars if s3 else ()))]
     kafka = _find(jars, "spark-sql-kafka") is not None
     delta = _find(jars, "delta-spark")
     folder = jars_root(env) / SPARK_SET
     if wanted == "parquet":
         conf = {"spark.jars": ",".join(paths)} if paths else {}
         how = "forced by setting" if forced else f"forced by {ENV_FORMAT}=parquet"
-        return TableFormatDecision("parquet", how, conf, tuple(paths), kafka)
+        return TableFormatDecision("parquet", how, conf, tuple(paths), kafka, s3)
     if delta is not None and _find(jars, "delta-storage") is not None:
         return TableFormatDecision(
-            "delta", f"Delta {delta.version} jars from {folder}", _delta_conf(paths), tuple(paths), kafka,
+            "delta", f"Delta {delta.version} jars from {folder}", _delta_conf(paths), tuple(paths), kafka, s3,
         )
     if wanted == "delta":
         raise TableFormatError(f"{ENV_FORMAT}=delta but Delta's jars are not in {folder}: {NO_JARS_HINT}")
     return TableFormatDecision(
         "parquet", f"no Delta jars in {folder} ({NO_JARS_HINT}); Parquet tables, no Kafka",
+        {"spark.jars": ",".join(paths)} if s3 else {}, tuple(paths) if s3 else (), False, s3,
     )
 
 

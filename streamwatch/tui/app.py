@@ -30,6 +30,7 @@ from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
 from streamwatch.backends.base import Backend
 from streamwatch.errors import one_line
 from streamwatch.model.events import Event, QueryProgress
+from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
 from streamwatch.tui.commandline import CommandLine
@@ -234,6 +235,8 @@ class StreamwatchApp(App[None]):
             row = m.board.apply_plan(obj)
             m.log(event_line(obj, row.name))
             self.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
+        elif isinstance(obj, KafkaLag):
+            m.set_kafka_lag(obj)
         elif isinstance(obj, LandedFile):
             m.add_landed(obj)
             m.log(event_line(obj, ""))
@@ -283,7 +286,9 @@ class StreamwatchApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="results")
     def refresh_results(self) -> None:
         self._results_at = time.monotonic()
-        self.post_message(read_results(self.backend, self.selected or ""))
+        name = self.selected or ""
+        table = next((q.table for q in self.plan.queries if q.query_name == name), "")
+        self.post_message(read_results(self.backend, name, table=table or ""))
 
     def on_results_read(self, message: ResultsRead) -> None:
         row = self.board.rows.get(message.query)

@@ -42,14 +42,17 @@ class JourneyRead(Message):
 
 
 class ResultsRead(Message):
-    """Current rows of a query's table: column names, rows (tuples of text), or an error."""
+    """Current rows of a query's table: column names, rows (tuples of text), or an error;
+    ``history`` the table's newest Delta commits, newest first (empty for other tables)."""
 
-    def __init__(self, query: str, columns: list[str], rows: list[tuple], error: str | None = None) -> None:
+    def __init__(self, query: str, columns: list[str], rows: list[tuple], error: str | None = None,
+                 history: tuple = ()) -> None:
         super().__init__()
         self.query = query
         self.columns = columns
         self.rows = rows
         self.error = error
+        self.history = history
 
 
 class ControlDone(Message):

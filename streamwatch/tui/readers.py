@@ -51,13 +51,25 @@ def read_journey(plan: RunPlan, path: str) -> JourneyRead:
         return JourneyRead(path, [], f"cannot follow: {one_line(e, JOURNEY_ERROR_CHARS)}")
 
 
-def read_results(backend: Backend, query: str, limit: int = 100) -> ResultsRead:
+def read_results(backend: Backend, query: str, limit: int = 100, table: str = "") -> ResultsRead:
     """Up to ``limit`` current rows of ``query``'s table (cells as text), or why not (a
-    backend that cannot read tables, an unreadable table)."""
+    backend that cannot read tables, an unreadable table); with ``table`` (its path) the
+    table's newest Delta commits too."""
     if not backend.supports(Control.READ_RESULTS):
         return ResultsRead(query, [], [], "this backend cannot read tables (replay?)")
     try:
         columns, rows = backend.read_results(query, limit)
-        return ResultsRead(query, list(columns), [tuple(map(str, r)) for r in rows])
+        return ResultsRead(query, list(columns), [tuple(map(str, r)) for r in rows], history=_table_history(table))
     except Exception as e:
         return ResultsRead(query, [], [], one_line(e))
+
+
+def _table_history(table: str, newest: int = 15) -> tuple:
+    """The newest commits of a Delta table (read from ``_delta_log``; () for a Parquet or
+    memory table, or when it cannot be read right now: the rows are still shown)."""
+    from streamwatch.checkpoint.delta import table_history
+
+    try:
+        return tuple(table_history(table, newest)) if table else ()
+    except Exception:
+        return ()

@@ -95,3 +95,58 @@ def test_consumer_lag_without_a_consumer_group_and_data_loss_finding(clicks_run,
     lags, findings = kafka_lag(cp, kafka_broker)
     assert [f.code for f in findings] == ["kafka-data-lost"]
     assert f"clicks-{target.partition}" in findings[0].message
+
+
+def _broker_latest(bootstrap: str) -> dict[int, int]:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.list_offsets({TopicPartition("clicks", p): OffsetSpec.latest() for p in range(3)})
+    return {tp.partition: f.result(30).offset for tp, f in futures.items()}
+
+
+def test_inspect_kafka_bootstrap_and_the_live_lag_poller_measure_the_same_lag(clicks_run, kafka_broker, unchanged):
+    """`inspect --kafka-bootstrap` (query down: checkpoint + broker) and the dashboard's
+    LagPoller report broker latest − the run's committed offsets, per partition; more events
+    produced raise both by exactly that many."""
+    from streamwatch.cli import main
+    from streamwatch.spark.kafka_lag import LagPoller
+
+    from sample_pipelines.clicks.factory import ClicksProducer
+
+    _runner, ws, _producer, committed = clicks_run  # the run read up to the broker's latest
+    cp = unchanged(ws.checkpoint("clicks", "bronze"))
+    ClicksProducer(kafka_broker, seed=23).produce(45)
+    latest = _broker_latest(kafka_broker)
+    expected = {p: latest[p] - committed[p] for p in range(3)}
+    assert sum(expected.values()) >= 45
+
+    out = CliRunner().invoke(main, ["inspect", str(cp), "--json", "--kafka-bootstrap", kafka_broker])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)["kafkaLag"]
+    assert {x["partition"]: x["lag"] for x in doc["partitions"]} == expected
+    assert {x["partition"]: x["committed"] for x in doc["partitions"]} == committed
+    assert doc["total"] == sum(expected.values()) and doc["bootstrap"] == kafka_broker
+    text = CliRunner().invoke(main, ["inspect", str(cp), "--kafka-bootstrap", kafka_broker])
+    assert text.exit_code == 0 and "Kafka consumer lag" in text.stdout
+
+    seen = []
+    poller = LagPoller({"clicks_bronze": str(cp)}, kafka_broker, seen.append)
+    lag = poller.measure("clicks_bronze")
+    assert lag.error is None and lag.query_name == "clicks_bronze"
+    assert {x.partition: x.lag for x in lag.partitions} == expected and lag.total == sum(expected.values())
+    down = LagPoller({"clicks_bronze": str(cp)}, "127.0.0.1:1", seen.append, timeout_s=2).measure("clicks_bronze")
+    assert down.error and not down.partitions  # a broker away is a measurement error, never a crash
+
+
+def test_inspect_kafka_bootstrap_errors_are_one_line(clicks_run, unchanged):
+    from streamwatch.cli import main
+
+    _runner, ws, _producer, _committed = clicks_run
+    cp = unchanged(ws.checkpoint("clicks", "bronze"))
+    away = CliRunner().invoke(main, ["inspect", str(cp), "--kafka-bootstrap", "127.0.0.1:1"])
+    assert away.exit_code == 4 and "did not answer" in away.stderr
+    no_kafka = CliRunner().invoke(main, ["inspect", str(unchanged(ws.checkpoint("clicks", "silver"))),
+                                         "--kafka-bootstrap", "127.0.0.1:1"])
+    assert no_kafka.exit_code == 2 and "no committed batch of a Kafka source" in no_kafka.stderr

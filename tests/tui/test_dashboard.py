@@ -380,3 +380,63 @@ def test_a_batch_without_a_watermark_has_no_watermark_gap():
     d = p.to_dict()
     d["eventTime"] = {**d["eventTime"], "watermark": "1970-01-01T00:00:00.000Z"}
     assert sample_of(QueryProgress.from_dict(d)).watermark_gap_ms is None
+
+
+def test_kafka_consumer_lag_in_the_backlog_column_and_the_detail_tab(recorded):
+    """A query reading Kafka shows its consumer lag (records) where file queries show landed
+    files not yet read; the detail tab lists it per partition, flags data loss, and keeps the
+    last numbers (with the error) when a measurement fails."""
+    from streamwatch.model.kafka import KafkaLag, PartitionLag
+    from streamwatch.tui.app import StreamwatchApp
+
+    from conftest import NOW_MS, ControlledBackend
+
+    plan, objects = recorded
+    lag = KafkaLag("flights_silver", "127.0.0.1:1", (PartitionLag("clicks", 0, 100, 0, 130),
+                                                     PartitionLag("clicks", 1, 5, 10, 12)), NOW_MS)
+    failed = KafkaLag("flights_silver", "127.0.0.1:1", (), NOW_MS, "broker away")
+    app = StreamwatchApp(ControlledBackend(plan, [*objects, lag]), checkpoint_refresh_s=0, clock=lambda: NOW_MS,
+                         watch_landing=False)
+
+    async def scenario(pilot):
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "backlog") == "37 rec",
+                       "the consumer lag in the backlog column")
+        assert cell(app, "#query-table", "flights_bronze", "backlog") == "6"  # files, as before
+        app.selected = "flights_silver"
+        await pilot.press("2")
+        await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+        text = lambda: str(app._main.query_one("#detail-kafka").render())  # noqa: E731
+        await wait_for(pilot, lambda: "Kafka consumer lag 37 records" in text(), "the lag in the detail tab")
+        assert "clicks-0: committed 100 · latest 130 · earliest 0 · lag 30" in text()
+        assert "clicks-1: committed 5" in text() and "DATA LOST" in text()
+        app.emit(failed)
+        await wait_for(pilot, lambda: "not measured now: broker away" in text(), "the failed measurement")
+        assert "lag 30" in text()
+
+    run(app, scenario)
+
+
+def test_results_tab_shows_a_delta_tables_history_newest_first(make_app):
+    """The history the app read from the table's _delta_log (ResultsRead.history) is shown
+    above the rows; a table without one hides it."""
+    from streamwatch.model.deltalog import DeltaCommit
+    from streamwatch.tui.messages import ResultsRead
+
+    from conftest import NOW_MS
+
+    app = make_app()
+    history = (DeltaCommit(7, operation="MERGE", timestamp_ms=NOW_MS, rows_written=5),
+               DeltaCommit(6, operation="STREAMING UPDATE", timestamp_ms=NOW_MS - 60_000, rows_written=1200))
+
+    async def scenario(pilot):
+        await pilot.press("colon", *"results gold", "enter")
+        table = app.query_one("#results-table")
+        await wait_for(pilot, lambda: table.row_count == 2, "result rows")
+        box = app.query_one("#results-history")
+        assert not box.display  # the recorded run's tables have no _delta_log
+        app.post_message(ResultsRead("flights_gold", ["a"], [("1",)], history=history))
+        await wait_for(pilot, lambda: box.display and "v7  MERGE  5 rows" in str(box.render()), "the history")
+        text = str(box.render())
+        assert text.index("v7") < text.index("v6  STREAMING UPDATE  1,200 rows  2026-01-01 10:00:00")
+
+    run(app, scenario)

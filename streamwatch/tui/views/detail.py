@@ -42,6 +42,9 @@ class DetailView(ModelView, VerticalScroll):
                             id="chart-state")
         yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
+        kafka = Static("", id="detail-kafka")
+        kafka.display = False  # only for a query reading Kafka
+        yield kafka
         yield Static("", id="detail-sink")
 
     def draw_charts(self, history: Sequence[Sample], width: int) -> None:
@@ -125,9 +128,28 @@ class DetailView(ModelView, VerticalScroll):
                       ", ".join(f"{k}={v}" for k, v in sorted(s.metrics.items()))[:80]))
             for i, s in enumerate(p.sources if p else ())
         ])
+        kafka = self.query_one("#detail-kafka", Static)
+        kafka.update(kafka_lag_text(model.kafka_lag.get(row.name)))
+        kafka.display = row.name in model.kafka_lag
         sink = self.query_one("#detail-sink", Static)
         if p and p.sink:
             rows_out = "unknown" if p.sink.num_output_rows < 0 else f"{p.sink.num_output_rows:,}"
             sink.update(Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
         else:
             sink.update("sink: no batch yet")
+
+
+def kafka_lag_text(lag) -> Text:
+    """Consumer lag per topic-partition (broker latest − the last committed batch's offset)."""
+    t = Text()
+    if lag is None:
+        return t
+    t.append(f"Kafka consumer lag {fmt.count(lag.total)} records (broker {lag.bootstrap}; "
+             "latest − last committed batch)", style="bold")
+    for p in lag.partitions:
+        lost = "  DATA LOST (below earliest retained offset)" if p.data_lost else ""
+        t.append(f"\n  {p.topic}-{p.partition}: committed {fmt.count(p.committed)} · latest {p.latest:,} · "
+                 f"earliest {p.earliest:,} · lag {fmt.count(p.lag)}{lost}", style="red" if lost else "")
+    if lag.error:
+        t.append(f"\n  not measured now: {lag.error}", style="yellow")
+    return t

@@ -124,6 +124,9 @@ class ResultsView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("results: select a query, then :results", id="results-head")
+        history = Static("", id="results-history")
+        history.display = False  # a Delta table's history, when there is one
+        yield history
         yield DataTable(id="results-table", cursor_type="row")
 
     def show_results(self, message: ResultsRead, batch_id: int | None) -> None:
@@ -141,8 +144,20 @@ class ResultsView(Vertical):
             return
         head.update(Text(f"results of {message.query} — {len(message.rows):,} rows shown"
                          f" (as of batch {fmt.count(batch_id)})"))
+        history = self.query_one("#results-history", Static)
+        history.update(history_text(message.history))
+        history.display = bool(message.history)
         table.clear(columns=True)
         for c in message.columns:
             table.add_column(c)
         for r in message.rows:
             table.add_row(*r)
+
+
+def history_text(commits) -> Text:
+    """A Delta table's history, newest first: version, operation, rows written, time (UTC)."""
+    t = Text("Delta history (version · operation · rows written · time)", style="bold")
+    for c in commits:
+        rows = "-" if c.rows_written is None else f"{c.rows_written:,}"
+        t.append(f"\n  v{c.version}  {c.operation or '?'}  {rows} rows  {fmt.stamp(c.timestamp_ms)}")
+    return t

@@ -1,5 +1,6 @@
 """Queries tab: one row per query — status, stall diagnosis, batch id, input and processed
-rates (rows/s), the last batch's duration (ms), backlog (landed files not yet read),
+rates (rows/s), the last batch's duration (ms), backlog (landed files not yet read; for a
+Kafka source the consumer lag, "N rec": broker latest offsets − last committed batch),
 watermark (UTC), trigger, output mode and total input rows."""
 
 from __future__ import annotations
@@ -51,9 +52,15 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
         fmt.rate(row.input_rps),
         fmt.rate(row.processed_rps),
         fmt.count(row.batch_duration_ms),
-        fmt.count(backlog_n),
+        backlog_cell(model, row.name, backlog_n),
         fmt.iso(row.watermark),
         model.trigger_of(row.name).replace("processingTime=", ""),
         model.output_mode_of(row.name),
         fmt.count(row.total_input_rows),
     )
+
+
+def backlog_cell(model: DashboardModel, name: str, files: int | None) -> str:
+    """Landed files not yet read, or — for a query reading Kafka — its consumer lag in records."""
+    lag = model.consumer_lag(name)
+    return f"{lag:,} rec" if lag is not None else fmt.count(files)

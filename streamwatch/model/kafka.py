@@ -1,0 +1,48 @@
+"""Consumer lag of a query that reads Kafka, computed from its checkpoint and the broker
+(no consumer group: Spark's Kafka source commits none; its position is the offsets log)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLag:
+    """One topic-partition: ``committed`` (offset the last committed batch ends at, from
+    ``offsets/<batch>`` as Spark's ``KafkaSourceOffset`` writes it; None when the checkpoint
+    has not reached this partition), the broker's ``earliest`` and ``latest`` offsets, and
+    ``lag`` = latest − committed (records; None when unknown)."""
+
+    topic: str
+    partition: int
+    committed: int | None
+    earliest: int
+    latest: int
+
+    @property
+    def lag(self) -> int | None:
+        return None if self.committed is None else max(0, self.latest - self.committed)
+
+    @property
+    def data_lost(self) -> bool:
+        """True when the checkpoint points below the broker's earliest retained offset."""
+        return self.committed is not None and 0 <= self.committed < self.earliest
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaLag:
+    """One measurement of a live query's consumer lag: ``query_name``, the broker
+    (``HOST:PORT``), ``partitions`` sorted by topic and partition, ``at_ms`` (epoch ms of the
+    measurement) and ``error`` (one line) when the checkpoint or broker could not be read."""
+
+    query_name: str
+    bootstrap: str
+    partitions: tuple[PartitionLag, ...] = ()
+    at_ms: int = 0
+    error: str | None = None
+
+    @property
+    def total(self) -> int | None:
+        """Records behind over all partitions (None when no partition's lag is known)."""
+        lags = [p.lag for p in self.partitions if p.lag is not None]
+        return sum(lags) if lags else None
