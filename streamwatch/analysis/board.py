@@ -17,6 +17,7 @@ from streamwatch.model.runtime import QueryNotRun, QueryQueued
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
 OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
 DEFAULT_HISTORY = 10_000
+RECENT_PROGRESS = 5
 
 
 class Sample(NamedTuple):
@@ -94,6 +95,9 @@ class QueryRow:
     last_event_ms: int | None = None
     progress_count: int = 0
     history: deque[Sample] = field(default_factory=lambda: deque(maxlen=DEFAULT_HISTORY))
+    #: the last :data:`RECENT_PROGRESS` progress events in full (sources' offsets and metrics:
+    #: what real-time mode is recognised from, see :mod:`streamwatch.analysis.realtime`)
+    recent: deque[QueryProgress] = field(default_factory=lambda: deque(maxlen=RECENT_PROGRESS))
 
 
 class QueryBoard:
@@ -168,6 +172,7 @@ class QueryBoard:
             row.last_progress = event
             row.progress_count += 1
             row.history.append(sample_of(event))
+            row.recent.append(event)
         elif isinstance(event, QueryIdle):
             row.status = "idle"
         elif isinstance(event, QueryTerminated):

@@ -15,7 +15,8 @@ from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
 from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
 from streamwatch.analysis.pipeview import PipelineGraph
-from streamwatch.analysis.triggers import trigger_interval_ms
+from streamwatch.analysis.realtime import looks_real_time
+from streamwatch.analysis.triggers import is_real_time, trigger_interval_ms
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
@@ -107,6 +108,24 @@ class DashboardModel:
     def trigger_of(self, name: str) -> str:
         return self.triggers().get(name) or self.plan.trigger
 
+    def real_time(self, name: str) -> bool:
+        """True when query ``name`` runs in real-time mode: its trigger says so, or (trigger
+        unknown, e.g. a replayed recording) its recent progress looks like it."""
+        if is_real_time(self.trigger_of(name)):
+            return True
+        row = self.board.rows.get(name)
+        return row is not None and looks_real_time(row.recent)
+
+    def trigger_label(self, name: str) -> str:
+        """The trigger as the queries table shows it: ``5s`` (processingTime),
+        ``real-time 5s`` (realTime=5s), ``real-time`` (recognised from progress only) …"""
+        spec = self.trigger_of(name)
+        if is_real_time(spec):
+            return "real-time " + spec.partition("=")[2]
+        if self.real_time(name):
+            return "real-time"
+        return spec.replace("processingTime=", "")
+
     def output_mode_of(self, name: str) -> str:
         return self.output_modes().get(name) or "-"
 
@@ -124,7 +143,10 @@ class DashboardModel:
         """Diagnose every query now (``clock``) and keep the result in :attr:`diagnoses`."""
         now = self.clock()
         for name, row in self.board.rows.items():
-            self.diagnoses[name] = diagnose(row, self.heads.get(name), trigger_interval_ms(self.trigger_of(name)), now)
+            rt = self.real_time(name)
+            interval = trigger_interval_ms(self.trigger_of(name)) if not rt or is_real_time(self.trigger_of(name)) \
+                else _interval_seen(row)
+            self.diagnoses[name] = diagnose(row, self.heads.get(name), interval, now, real_time=rt)
         return self.diagnoses
 
     def query_backlog(self) -> dict[str, int | None]:
@@ -143,3 +165,10 @@ class DashboardModel:
                 srcs = set(per_source)
             out[name] = sum(per_source.get(s, 0) for s in srcs) if srcs else None
         return out
+
+
+def _interval_seen(row: QueryRow) -> int:
+    """A real-time query's checkpoint interval as run (median batchDuration, ms) when its
+    trigger is not known."""
+    durations = sorted(p.batch_duration for p in row.recent)
+    return max(1, durations[len(durations) // 2]) if durations else 1

@@ -7,6 +7,19 @@
 * **slow** — over the recent batches, processed rows/s is below input rows/s (the backlog
   grows);
 * **waiting** — the trigger fires but no source has new data (idle).
+
+Real-time mode (``real_time=True``, see :mod:`streamwatch.analysis.realtime`): a batch is a
+long-running checkpoint interval, ``trigger_ms`` is that interval, and progress comes once per
+interval. The rules become:
+
+* **stuck** — offsets/N without commits/N for longer than ``2 × interval + min_stuck_ms``
+  (Spark writes ``offsets/N`` of a real-time batch when the interval ends, so a missing
+  commit is late only past the next interval);
+* **slow** — the source falls behind: its ``maxOffsetsBehindLatest`` rose across each of the
+  recent intervals, or the latest interval overran the trigger's by more than half (rows/s in
+  vs. processed is no measure here: both are rows per interval);
+* otherwise **ok** / **waiting** with the interval's figures (rows in the last interval,
+  records behind latest).
 """
 
 from __future__ import annotations
@@ -14,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from streamwatch.analysis import realtime
 from streamwatch.analysis.board import QueryRow, Sample
 
 
@@ -49,9 +63,11 @@ def diagnose(
     stuck_factor: int = 5,
     min_stuck_ms: int = 10_000,
     recent: int = 5,
+    real_time: bool = False,
 ) -> Diagnosis:
     """Diagnose one query from its row, its checkpoint head and the clock (``now_ms`` epoch
-    ms, injectable). Never raises."""
+    ms, injectable); ``real_time`` switches to the real-time rules (module docstring).
+    Never raises."""
     if row.status == "failed":
         first = (row.exception or "").strip().splitlines()[:1]
         batch = f" in batch {row.failed_batch_id}" if row.failed_batch_id is not None else ""
@@ -64,13 +80,15 @@ def diagnose(
         head.commit_batch is None or head.offsets_batch > head.commit_batch
     ) and head.offsets_timestamp_ms is not None and row.status in ("active", "idle", "starting"):
         waited = now_ms - head.offsets_timestamp_ms
-        limit = max(stuck_factor * trigger_ms, min_stuck_ms)
+        limit = 2 * trigger_ms + min_stuck_ms if real_time else max(stuck_factor * trigger_ms, min_stuck_ms)
         if waited > limit:
             return Diagnosis(
                 "stuck", f"stuck: batch {head.offsets_batch} planned {waited / 1000:.0f} s ago, no commit"
             )
     if row.status == "starting":
         return Diagnosis("starting", "starting")
+    if real_time:
+        return _diagnose_real_time(row, trigger_ms)
     samples: list[Sample] = list(row.history)[-recent:]
     busy = [s for s in samples if s.num_input_rows > 0]
     if busy:
@@ -81,3 +99,18 @@ def diagnose(
     if row.status == "idle" or (samples and samples[-1].num_input_rows == 0):
         return Diagnosis("waiting", "waiting for data")
     return Diagnosis("ok", "ok")
+
+
+def _diagnose_real_time(row: QueryRow, trigger_ms: int) -> Diagnosis:
+    figs = realtime.figures(list(row.recent), trigger_ms)
+    if figs is None:
+        return Diagnosis("waiting", "real-time: first interval running")
+    behind = f", {figs.behind_latest:,.0f} records behind latest" if figs.behind_latest is not None else ""
+    if figs.behind_growing:
+        return Diagnosis("slow", f"real-time: falling behind{behind} (growing)")
+    if figs.overrun_ms is not None and figs.overrun_ms > trigger_ms // 2:
+        return Diagnosis("slow", f"real-time: interval overran by {figs.overrun_ms / 1000:,.1f} s{behind}")
+    interval = f"{figs.interval_ms / 1000:,.0f} s interval"
+    if figs.last_rows == 0:
+        return Diagnosis("waiting", f"real-time: waiting for data ({interval})")
+    return Diagnosis("ok", f"real-time: {figs.last_rows:,} rows in last {interval}{behind}")

@@ -7,7 +7,9 @@ Specs (case-insensitive keywords), mirroring Spark's ``Trigger`` factory methods
 * ``availableNow`` — everything available now, in micro-batches, then stop;
 * ``once`` — one batch, then stop (deprecated since Spark 3.4, see :data:`ONCE_NOTE`);
 * ``processingTime=<interval>`` or a bare ``<interval>`` — a micro-batch every interval;
-* ``continuous=<interval>`` — continuous processing, checkpointing every interval.
+* ``continuous=<interval>`` — continuous processing, checkpointing every interval;
+* ``realTime=<interval>`` or ``realTime`` — real-time mode (Spark 4.1+): long-running batches
+  of ``<interval>`` each (Spark's default 5 minutes), records processed as they arrive.
 
 An interval is an integer and a unit: ``500ms``, ``2s``, ``2 seconds``, ``1 minute``, ``1h``.
 """
@@ -19,13 +21,16 @@ from dataclasses import dataclass
 
 from streamwatch.errors import ExitCode, StreamwatchError
 
-TRIGGERS_HELP = "default, availableNow, once, processingTime=<interval> or continuous=<interval>"
+TRIGGERS_HELP = ("default, availableNow, once, processingTime=<interval>, continuous=<interval> or "
+                 "realTime[=<interval>]")
 ONCE_NOTE = (
     "trigger 'once' is deprecated since Spark 3.4: availableNow replaces it (it processes the "
     "same data, split into micro-batches that honour maxFilesPerTrigger)"
 )
 #: interval assumed for ``default``/``once``/``availableNow`` by the stall diagnosis (ms)
 DEFAULT_TRIGGER_MS = 2_000
+#: ``RealTimeTrigger()``'s batch duration when none is given: 5 minutes
+REAL_TIME_DEFAULT = (5, "m")
 
 #: unit word → (short unit, long unit as Spark's interval parser spells it, ms per unit)
 _UNITS: dict[str, tuple[str, str, int]] = {}
@@ -46,8 +51,9 @@ class TriggerError(StreamwatchError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Trigger:
-    """A parsed trigger: ``kind`` is default, availableNow, once, processingTime or
-    continuous; ``amount``/``unit`` the interval (unit short: ms, s, m, h) for the last two."""
+    """A parsed trigger: ``kind`` is default, availableNow, once, processingTime, continuous
+    or realTime; ``amount``/``unit`` the interval (unit short: ms, s, m, h) for the last three
+    (realTime's is its checkpoint interval, Spark's ``batchDurationMs``)."""
 
     kind: str
     amount: int | None = None
@@ -59,6 +65,11 @@ class Trigger:
         if self.amount is None or self.unit is None:
             return None
         return self.amount * _UNITS[self.unit][2]
+
+    @property
+    def real_time(self) -> bool:
+        """True for real-time mode (``trigger(realTime=…)``)."""
+        return self.kind == "realTime"
 
     @property
     def spec(self) -> str:
@@ -98,8 +109,11 @@ def parse_trigger(spec: str | None) -> Trigger:
         return Trigger("availableNow")
     if low == "once":
         return Trigger("once")
+    if low == "realtime":
+        return Trigger("realTime", *REAL_TIME_DEFAULT)
     key, sep, value = s.partition("=")
-    kind = {"processingtime": "processingTime", "continuous": "continuous"}.get(key.strip().lower()) if sep else None
+    kind = {"processingtime": "processingTime", "continuous": "continuous",
+            "realtime": "realTime"}.get(key.strip().lower()) if sep else None
     interval = _interval(value if kind else s)
     if interval is not None and (kind or not sep):
         return Trigger(kind or "processingTime", *interval)
@@ -119,8 +133,17 @@ def trigger_note(spec: str) -> str | None:
         return None
 
 
+def is_real_time(spec: str | None) -> bool:
+    """True when ``spec`` is a real-time trigger (False for bad specs)."""
+    try:
+        return parse_trigger(spec).real_time
+    except TriggerError:
+        return False
+
+
 def trigger_interval_ms(spec: str | None) -> int:
-    """How often ``spec`` plans a batch (ms): its interval, or :data:`DEFAULT_TRIGGER_MS` for
+    """How often ``spec`` plans a batch (ms; real-time mode: its checkpoint interval): its
+    interval, or :data:`DEFAULT_TRIGGER_MS` for
     default/once/availableNow, a zero interval or an unparsable spec."""
     try:
         ms = parse_trigger(spec).interval_ms

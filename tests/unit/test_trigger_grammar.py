@@ -30,6 +30,8 @@ from streamwatch.tui.commands import CommandError, normalise_trigger
     ("5s", {"processingTime": "5 seconds"}, "processingTime=5s", 5_000),
     ("1 minute", {"processingTime": "1 minutes"}, "processingTime=1m", 60_000),
     ("continuous=1s", {"continuous": "1 seconds"}, "continuous=1s", 1_000),
+    ("realTime=5s", {"realTime": "5 seconds"}, "realTime=5s", 5_000),
+    ("realtime", {"realTime": "5 minutes"}, "realTime=5m", 300_000),
 ])
 def test_every_front_end_reads_a_spec_the_same_way(spec, kwargs, canonical, ms):
     assert trigger_kwargs(spec) == kwargs  # the Spark layer
@@ -62,5 +64,5 @@ def test_the_cli_checks_a_trigger_without_importing_pyspark():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
-        "unknown trigger 'sometimes': use default, availableNow, once, processingTime=<interval> or "
-        "continuous=<interval> (intervals like 500ms, 2s, 1 minute)", "False"]
+        "unknown trigger 'sometimes': use default, availableNow, once, processingTime=<interval>, "
+        "continuous=<interval> or realTime[=<interval>] (intervals like 500ms, 2s, 1 minute)", "False"]

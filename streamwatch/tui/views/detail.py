@@ -79,7 +79,8 @@ class DetailView(ModelView, VerticalScroll):
             head.update("select a query in the queries view (enter)")
             return
         diagnosis = model.diagnoses.get(row.name)
-        trigger, mode = model.trigger_of(row.name), model.output_mode_of(row.name)
+        trigger = model.trigger_label(row.name) if model.real_time(row.name) else model.trigger_of(row.name)
+        mode = model.output_mode_of(row.name)
         width = max(20, self.app.size.width - 4)
         t = Text()
         t.append(row.name, style="bold")

@@ -54,7 +54,7 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
         fmt.count(row.batch_duration_ms),
         backlog_cell(model, row.name, backlog_n),
         fmt.iso(row.watermark),
-        model.trigger_of(row.name).replace("processingTime=", ""),
+        model.trigger_label(row.name),
         model.output_mode_of(row.name),
         fmt.count(row.total_input_rows),
     )

@@ -1,0 +1,133 @@
+"""Real-time mode (``trigger(realTime=…)``, Spark 4.1+) recognised from what Spark reports
+(pure Python).
+
+In real-time mode a "batch" is a long-running checkpoint interval (``RealTimeTrigger``'s
+``batchDurationMs``, default 5 minutes): the tasks read and write records as they come for the
+whole interval, then the query writes ``offsets/N`` (the end offsets are known only then —
+a micro-batch writes them when it plans the batch) and ``commits/N`` right after. What shows
+(observed with pyspark 4.2.0, Kafka → Kafka):
+
+* the offsets log's ``conf`` does **not** name the trigger;
+* each ``StreamingQueryProgress`` covers one interval: ``batchDuration`` ≈ the interval,
+  ``durationMs.addBatch`` ≈ ``batchDuration`` even when ``numInputRows`` is 0, and a source's
+  ``endOffset`` may be *past* its ``latestOffset`` (records that arrived during the interval);
+* Spark reports no per-record latency in open-source 4.2's progress: the latency figures are
+  the interval itself and the Kafka source's ``minOffsetsBehindLatest`` /
+  ``avgOffsetsBehindLatest`` / ``maxOffsetsBehindLatest`` (records not yet read when the
+  interval closed).
+
+A query is taken to run in real-time mode when its trigger spec says so, or when at least
+:data:`MIN_EVIDENCE` of its recent progress events carry the signs above.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from streamwatch.model.events import QueryProgress
+
+#: an empty interval whose addBatch took at least this long (ms) is a real-time interval
+MIN_INTERVAL_MS = 1_000
+#: progress events with real-time signs needed (within the recent ones) to call a query real-time
+MIN_EVIDENCE = 2
+RECENT = 5
+
+
+def _offsets(text: str | None) -> dict[tuple[str, ...], int]:
+    """Flatten a source offset JSON (Kafka: topic → partition → offset) into path → number."""
+    if not text:
+        return {}
+    try:
+        doc: Any = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    out: dict[tuple[str, ...], int] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, path + (str(k),))
+        elif isinstance(node, int) and not isinstance(node, bool):
+            out[path] = node
+
+    walk(doc, ())
+    return out
+
+
+def end_past_latest(p: QueryProgress) -> bool:
+    """True when a source's ``endOffset`` is past its ``latestOffset`` for some partition —
+    impossible for a micro-batch, which plans its end at or before the latest offset."""
+    for s in p.sources:
+        end, latest = _offsets(s.end_offset), _offsets(s.latest_offset)
+        if any(k in latest and v > latest[k] for k, v in end.items()):
+            return True
+    return False
+
+
+def long_empty_interval(p: QueryProgress) -> bool:
+    """True for a progress with no input whose ``addBatch`` took at least
+    :data:`MIN_INTERVAL_MS` and 90 % of the batch: a real-time interval waiting for records."""
+    add = int(p.duration_ms.get("addBatch", 0))
+    return p.num_input_rows == 0 and add >= MIN_INTERVAL_MS and add >= 0.9 * max(1, p.batch_duration)
+
+
+def has_real_time_signs(p: QueryProgress) -> bool:
+    """One progress event looks like a real-time interval (see the module docstring)."""
+    return end_past_latest(p) or long_empty_interval(p)
+
+
+def looks_real_time(progress: Iterable[QueryProgress], recent: int = RECENT) -> bool:
+    """At least :data:`MIN_EVIDENCE` of the last ``recent`` progress events have real-time signs."""
+    last = list(progress)[-recent:]
+    return sum(1 for p in last if has_real_time_signs(p)) >= MIN_EVIDENCE
+
+
+def _metric(p: QueryProgress, name: str) -> float | None:
+    vals: list[float] = []
+    for s in p.sources:
+        try:
+            vals.append(float(s.metrics[name]))
+        except (KeyError, ValueError):
+            continue
+    return max(vals) if vals else None
+
+
+@dataclass(frozen=True, slots=True)
+class RealTimeFigures:
+    """What a real-time query's recent progress says: ``interval_ms`` (median batchDuration,
+    ms: the checkpoint interval as run), ``last_rows`` (rows in the latest interval),
+    ``rows_per_s`` (latest interval's rows / its duration, rows/s), ``behind_latest`` (the
+    largest ``maxOffsetsBehindLatest`` of the latest interval's sources, records; None when
+    the source does not report it), ``behind_growing`` (it rose across every one of the recent
+    intervals) and ``overrun_ms`` (latest batchDuration minus the trigger's interval, ms)."""
+
+    interval_ms: int
+    last_rows: int
+    rows_per_s: float
+    behind_latest: float | None
+    behind_growing: bool
+    overrun_ms: int | None
+
+
+def figures(progress: Sequence[QueryProgress], trigger_ms: int | None = None, recent: int = RECENT) -> RealTimeFigures | None:
+    """:class:`RealTimeFigures` of the last ``recent`` progress events (None without any);
+    ``trigger_ms`` is the trigger's interval when known (ms)."""
+    last = list(progress)[-recent:]
+    if not last:
+        return None
+    p = last[-1]
+    behind = [_metric(q, "maxOffsetsBehindLatest") for q in last]
+    known = [b for b in behind if b is not None]
+    growing = len(known) >= 3 and len(known) == len(behind) and all(a < b for a, b in zip(known, known[1:]))
+    return RealTimeFigures(
+        interval_ms=int(statistics.median(q.batch_duration for q in last)),
+        last_rows=p.num_input_rows,
+        rows_per_s=p.num_input_rows * 1000 / p.batch_duration if p.batch_duration > 0 else 0.0,
+        behind_latest=behind[-1],
+        behind_growing=growing,
+        overrun_ms=(p.batch_duration - trigger_ms) if trigger_ms else None,
+    )
