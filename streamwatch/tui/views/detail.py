@@ -4,7 +4,7 @@ request, the exception Spark still reported, marked as a stop)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -117,7 +117,7 @@ class DetailView(ModelView, VerticalScroll):
             (f"{i}", (o.operator_name, fmt.count(o.num_rows_total), fmt.count(o.num_rows_updated),
                       fmt.count(o.num_rows_removed), fmt.count(o.num_rows_dropped_by_watermark),
                       fmt.size(o.memory_used_bytes),
-                      ", ".join(f"{k}={v:,}" for k, v in sorted(o.custom_metrics.items()) if v)[:120]))
+                      _custom_metrics(o.custom_metrics)))
             for i, o in enumerate(p.state_operators if p else ())
         ])
         ops.display = bool(p and p.state_operators)
@@ -154,3 +154,18 @@ def kafka_lag_text(lag) -> Text:
     if lag.error:
         t.append(f"\n  not measured now: {lag.error}", style="yellow")
     return t
+
+
+#: transformWithState's own customMetrics (state variables, timers, TTL) come first in the
+#: operators table, before the state store's (``rocksdb…``)
+_TWS_WORDS = ("StateVars", "Timers", "TTL")
+
+
+def _custom_metrics(metrics: Mapping[str, int], width: int = 120) -> str:
+    """Non-zero ``customMetrics`` as ``name=value`` text: transformWithState's in full, then
+    the state store's, the whole cut at ``width`` characters (never inside the former)."""
+    first = sorted(k for k in metrics if any(w in k for w in _TWS_WORDS) and metrics[k])
+    rest = sorted(k for k in metrics if k not in first and metrics[k])
+    head = ", ".join(f"{k}={metrics[k]:,}" for k in first)
+    text = ", ".join(f"{k}={metrics[k]:,}" for k in first + rest)
+    return text[:max(width, len(head))]
