@@ -99,7 +99,12 @@ class Layer:
     The medallion DAG: ``upstream`` names the layers whose tables this layer reads (flights'
     enriched: ``("silver", "weather")``), ``landing`` the landing sources it reads (bronze:
     ``("flights",)``). A layer runs after all of its upstream layers under ``availableNow`` /
-    ``once`` (see :meth:`Pipeline.topological_layers`)."""
+    ``once`` (see :meth:`Pipeline.topological_layers`).
+
+    ``conf`` holds (key, value) Spark SQL settings the query needs when it starts (the sessions pipeline's
+    transformWithState layer: the RocksDB state store provider); they are set on the session
+    only while the query starts (Spark copies the session's settings into the query then)
+    and the previous values are restored after."""
 
     name: str
     table: str
@@ -111,6 +116,7 @@ class Layer:
     merge_keys: tuple[str, ...] = ()
     upstream: tuple[str, ...] = ()
     landing: tuple[str, ...] = ()
+    conf: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -238,6 +244,7 @@ BUNDLED = {
     "orders": "sample_pipelines.orders:pipeline",
     "events": "sample_pipelines.events:pipeline",
     "clicks": "sample_pipelines.clicks:pipeline",
+    "sessions": "sample_pipelines.sessions:pipeline",
 }
 
 

@@ -132,10 +132,26 @@ def summary(cp: Checkpoint) -> Group:
                 f"v{op.metadata_version}" if op.metadata_version else "-",
             )
         parts.append(t)
+        parts.extend(state_variables_text(op) for op in cp.state if op.state_variables)
     else:
         parts.append(Text("state: none (stateless query)", style="dim"))
     parts.append(findings_table(cp))
     return Group(*parts)
+
+
+def state_variables_text(op) -> Text:
+    """One transformWithState operator's state variables, TTL and timers from its operator
+    metadata v2 (``operatorPropertiesJson``): ``operator 0 (…, ProcessingTime mode, Append):
+    session ValueState (TTL), pages ListState (TTL); processing-time timers``. Timer state
+    variables are Spark's own (``$procTimers_…``/``$eventTimers_…``)."""
+    mode = ", ".join(x for x in (f"{op.time_mode} mode" if op.time_mode else None, op.output_mode) if x)
+    user = [v for v in op.state_variables if v.kind != "TimerState"]
+    timers = [v for v in op.state_variables if v.kind == "TimerState"]
+    text = Text(f"operator {op.operator_id} ({op.name or '-'}{', ' + mode if mode else ''}): state variables ")
+    text.append(", ".join(f"{v.name} {v.kind}{' (TTL)' if v.ttl_enabled else ''}" for v in user) or "none", style="bold")
+    kinds = sorted({"event-time" if "event" in v.name.lower() else "processing-time" for v in timers})
+    text.append(f"; {' and '.join(kinds)} timers" if timers else "; no timers")
+    return text
 
 
 def timeline(rows: tuple[BatchRow, ...]) -> Table:

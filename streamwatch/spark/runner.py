@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
@@ -29,6 +30,23 @@ class QueryRejected(StreamwatchError, ValueError):
     def __init__(self, message: str, condition: str | None = None) -> None:
         super().__init__(message)
         self.condition = condition
+
+
+@contextlib.contextmanager
+def _session_conf(spark: SparkSession, conf: tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """Set a layer's Spark SQL settings while its query starts (the query copies the session's
+    settings at start), then restore the previous values (unset ones are unset again)."""
+    saved = [(k, spark.conf.get(k, None)) for k, _ in conf]
+    for k, v in conf:
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, old in saved:
+            if old is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, old)
 
 
 def _one_line(e: Exception) -> str:
@@ -175,17 +193,18 @@ class PipelineRunner:
         name = self.pipeline.query_name(layer)
         mode = self.output_mode(layer)
         try:
-            df = layer.build(self.ctx)
-            q = self.tables.write_stream(
-                df,
-                layer.table,
-                checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name),
-                query_name=name,
-                trigger=trigger,
-                output_mode=mode,
-                sink=layer.sink,  # type: ignore[arg-type]
-                merge_keys=layer.merge_keys,
-            )
+            with _session_conf(self.spark, layer.conf):
+                df = layer.build(self.ctx)
+                q = self.tables.write_stream(
+                    df,
+                    layer.table,
+                    checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name),
+                    query_name=name,
+                    trigger=trigger,
+                    output_mode=mode,
+                    sink=layer.sink,  # type: ignore[arg-type]
+                    merge_keys=layer.merge_keys,
+                )
         except AnalysisException as e:
             condition = e.getCondition() if hasattr(e, "getCondition") else None
             raise QueryRejected(f"{name} ({mode} mode): Spark rejected the query: {_one_line(e)}", condition) from None

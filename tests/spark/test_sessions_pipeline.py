@@ -1,0 +1,123 @@
+"""The sessions pipeline (transformWithStateInPandas with a StatefulProcessor): closed sessions
+equal an independent pandas sessionization of the landed files, the checkpoint's operator
+metadata v2 names the processor's state variables (value + list state with TTL, timers) in
+`streamwatch inspect`, and Spark's customMetrics of the operator carry the state-variable and
+timer counts."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+pytestmark = pytest.mark.spark
+FILES = 60  # 30 hours of page views
+IDLE_MS = 3000  # the idle timer in these tests (ms of wall clock)
+
+
+@pytest.fixture(scope="module")
+def sessions_run(spark, table_format, tmp_path_factory):
+    """60 landed files (2 % malformed lines) through the pipeline with availableNow, every layer
+    in one micro-batch (so no idle timer fires between views of one session); then gold alone
+    under processingTime until every user's idle timer has fired (the event waited on: the
+    operator's numExpiredTimers adding up to the number of users). Returns (runner, workspace,
+    progress dicts of both gold runs)."""
+    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.spark.runner import PipelineRunner
+
+    from sample_pipelines.sessions.factory import ViewsFactory
+
+    ws = Workspace(tmp_path_factory.mktemp("sessions-ws"))
+    assert len(ViewsFactory(ws.landing("sessions", "views"), bad_ratio=0.02).land(FILES)) == FILES
+    runner = PipelineRunner(spark, get_pipeline("sessions"), ws, table_format,
+                            {"max_files_per_trigger": 1000, "session_idle_ms": IDLE_MS})
+    runner.run_available_now(timeout_s=600)
+    first = runner.query("gold")
+    assert first is not None
+    progress = [json.loads(p.json) for p in first.recentProgress]
+    users = _landed_views(ws)["user"].nunique()
+    gold = runner.start_layer("gold", "processingTime=500 milliseconds")
+    deadline = time.monotonic() + 300
+    try:
+        while _expired_timers(gold) < users:
+            assert gold.exception() is None, gold.exception()
+            assert time.monotonic() < deadline, f"{_expired_timers(gold)} of {users} idle timers fired in 300 s"
+            gold.awaitTermination(0.5)
+    finally:
+        runner.stop()
+    return runner, ws, progress + [json.loads(p.json) for p in gold.recentProgress]
+
+
+def _expired_timers(query) -> int:
+    return sum(op.customMetrics.get("numExpiredTimers", 0) for p in query.recentProgress for op in p.stateOperators)
+
+
+def _landed_views(ws) -> pd.DataFrame:
+    rows = []
+    for path in sorted(ws.landing("sessions", "views").glob("views_*.json")):
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return pd.DataFrame(rows)
+
+
+def _pandas_sessions(views: pd.DataFrame, gap_s: int) -> pd.DataFrame:
+    """Sessions by the definition, computed without Spark: per user, sorted by time, a new
+    session starts where a view comes more than ``gap_s`` after the previous one."""
+    v = views.sort_values(["user", "time"], kind="stable")
+    new = (v["user"] != v["user"].shift()) | (v["time"] - v["time"].shift() > gap_s)
+    v = v.assign(session=new.cumsum())
+    return v.groupby("session").agg(user=("user", "first"), start=("time", "min"), end=("time", "max"),
+                                    views=("time", "size"), distinct_pages=("page", "nunique")).reset_index(drop=True)
+
+
+def test_sessions_equal_pandas_sessionization(sessions_run):
+    from sample_pipelines.sessions import GAP_MS
+
+    runner, ws, _progress = sessions_run
+    views = _landed_views(ws)
+    expected = _pandas_sessions(views, GAP_MS // 1000)
+    got = runner.tables.read("sessions").toPandas()
+    got_keys = sorted((u, int(s.timestamp()), int(e.timestamp()), int(n), int(d)) for u, s, e, n, d in zip(
+        got["user"], got["session_start"], got["session_end"], got["views"], got["distinct_pages"]))
+    want_keys = sorted((u, int(s), int(e), int(n), int(d)) for u, s, e, n, d in zip(
+        expected["user"], expected["start"], expected["end"], expected["views"], expected["distinct_pages"]))
+    assert got_keys == want_keys
+    # every user's last session was closed by its idle timer, every other one by the gap
+    closed_by = got["closed_by"].value_counts().to_dict()
+    assert closed_by == {"timer": views["user"].nunique(), "gap": len(expected) - views["user"].nunique()}
+
+
+def test_inspect_shows_state_variables_ttl_and_timers(sessions_run, unchanged):
+    from streamwatch.cli import main
+
+    _runner, ws, _progress = sessions_run
+    checkpoint = ws.checkpoint("sessions", "gold")
+    unchanged(checkpoint)
+    result = CliRunner().invoke(main, ["inspect", str(checkpoint), "--json"])
+    assert result.exit_code in (0, 1), result.output
+    doc = json.loads(result.output)
+    ops = doc["state"]
+    (tws,) = [op for op in ops if op.get("state_variables")]
+    variables = {v["name"]: v for v in tws["state_variables"]}
+    assert variables["session"]["type"] == "ValueState" and variables["session"]["ttl"] is True
+    assert variables["pages"]["type"] == "ListState" and variables["pages"]["ttl"] is True
+    assert [v["type"] for v in variables.values()].count("TimerState") == 1  # Spark's own timer variable
+    assert tws["time_mode"] == "ProcessingTime"
+    text = " ".join(CliRunner().invoke(main, ["inspect", str(checkpoint)]).output.split())
+    assert ("state variables pages ListState (TTL), session ValueState (TTL); processing-time timers") in text
+
+
+def test_custom_metrics_count_state_variables_and_timers(sessions_run):
+    _runner, _ws, progress = sessions_run
+    ops = [op for p in progress for op in p["stateOperators"] if op["operatorName"] == "transformWithStateExec"]
+    assert ops
+    last = ops[-1]["customMetrics"]
+    assert last["numValueStateVars"] == 1 and last["numListStateVars"] == 1
+    assert sum(op["customMetrics"].get("numRegisteredTimers", 0) for op in ops) > 0
+    assert sum(op["customMetrics"].get("numExpiredTimers", 0) for op in ops) > 0
