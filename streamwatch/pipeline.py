@@ -254,7 +254,7 @@ def _as_pipeline(obj: Any) -> Pipeline | None:
 
 
 def discover_pipelines() -> dict[str, Pipeline]:
-    """Pipelines by name: the bundled ``sample_pipelines`` (flights, orders, events, clicks) and
+    """Pipelines by name: the bundled ``sample_pipelines`` (flights, orders, events, clicks, sessions) and
     everything in the ``streamwatch.pipelines`` entry-point group, whose value is a
     :class:`Pipeline` or a function returning one (``mypkg.pipes:pipeline``). Broken entry
     points are skipped (a third-party plugin must not break the tool)."""

