@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from streamwatch.checkpoint.jsonout import redact
-from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.model.checkpoint import BatchRow, Checkpoint, StateOperator
 from streamwatch.model.timefmt import utc_text
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def summary(cp: Checkpoint) -> Group:
     return Group(*parts)
 
 
-def state_variables_text(op) -> Text:
+def state_variables_text(op: StateOperator) -> Text:
     """One transformWithState operator's state variables, TTL and timers from its operator
     metadata v2 (``operatorPropertiesJson``): ``operator 0 (…, ProcessingTime mode, Append):
     session ValueState (TTL), pages ListState (TTL); processing-time timers``. Timer state
