@@ -42,18 +42,20 @@ def sessions_run(spark, table_format, tmp_path_factory):
         for layer in ("bronze", "silver"):
             runner.start_layer(layer, TRIGGER).processAllAvailable()
         gold = runner.start_layer("gold", TRIGGER)
+        seen: dict[int, dict] = {}  # every progress of gold by batch id (recentProgress keeps 100)
         deadline = time.monotonic() + 600
-        while _expired_timers(gold) < users:
+        while _expired_timers(seen) < users:
             assert gold.exception() is None, gold.exception()
-            assert time.monotonic() < deadline, f"{_expired_timers(gold)} of {users} idle timers fired in 600 s"
+            assert time.monotonic() < deadline, f"{_expired_timers(seen)} of {users} idle timers fired in 600 s"
             gold.awaitTermination(0.5)
+            seen.update((p["batchId"], p) for p in (json.loads(q.json) for q in gold.recentProgress))
     finally:
         runner.stop()
-    return runner, ws, [json.loads(p.json) for p in gold.recentProgress]
+    return runner, ws, [seen[b] for b in sorted(seen)]
 
 
-def _expired_timers(query) -> int:
-    return sum(op.customMetrics.get("numExpiredTimers", 0) for p in query.recentProgress for op in p.stateOperators)
+def _expired_timers(progress: dict[int, dict]) -> int:
+    return sum(op["customMetrics"].get("numExpiredTimers", 0) for p in progress.values() for op in p["stateOperators"])
 
 
 def _landed_views(ws) -> pd.DataFrame:
