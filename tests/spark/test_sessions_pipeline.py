@@ -24,8 +24,8 @@ def sessions_run(spark, table_format, tmp_path_factory):
     """60 landed files (2 % malformed lines): bronze, then silver, each run until it has
     processed everything (``processAllAvailable``); then gold, whose first micro-batch reads all
     of silver (so no idle timer fires between views of one session), runs until every user's
-    idle timer has fired (the event waited on: gold's sink has written as many rows as there are
-    sessions). Not availableNow: in processing-time mode transformWithState always
+    idle timer has fired (the event waited on: gold's table holds as many rows as there are sessions;
+    Delta's sink reports numOutputRows -1). Not availableNow: in processing-time mode transformWithState always
     asks for another batch (Spark's ``shouldRunAnotherBatch``, SPARK-50180), so an availableNow
     run of gold does not end. Returns (runner, workspace, gold's progress dicts)."""
     from streamwatch.pipeline import Workspace, get_pipeline
@@ -45,18 +45,14 @@ def sessions_run(spark, table_format, tmp_path_factory):
         gold = runner.start_layer("gold", TRIGGER)
         seen: dict[int, dict] = {}  # every progress of gold by batch id (recentProgress keeps 100)
         deadline = time.monotonic() + 600
-        while _written(seen) < sessions:
+        while (written := runner.tables.read("sessions").count()) < sessions:
             assert gold.exception() is None, gold.exception()
-            assert time.monotonic() < deadline, f"{_written(seen)} of {sessions} sessions written in 600 s"
-            gold.awaitTermination(0.5)
+            assert time.monotonic() < deadline, f"{written} of {sessions} sessions written in 600 s"
+            gold.awaitTermination(1)
             seen.update((p["batchId"], p) for p in (json.loads(q.json) for q in gold.recentProgress))
     finally:
         runner.stop()
     return runner, ws, [seen[b] for b in sorted(seen)]
-
-
-def _written(progress: dict[int, dict]) -> int:
-    return sum(p["sink"].get("numOutputRows", 0) for p in progress.values())
 
 
 def _landed_views(ws) -> pd.DataFrame:
