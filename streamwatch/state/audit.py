@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from streamwatch.model.findings import Finding
 from streamwatch.state import hdfs, rocksdb
-from streamwatch.state.evidence import MetricsEvidence, classify, progress_of
+from streamwatch.state.evidence import MetricsEvidence, classify, progress_of, slope
 from streamwatch.state.model import StateReadError
 from streamwatch.state.reader import StateContext, open_context, provider_of, store_folder
 from streamwatch.state.records import StateFileError
@@ -91,15 +91,6 @@ class OperatorGrowth:
     error: str | None = None
     path: str | None = None
     evidence: MetricsEvidence | None = None
-
-
-def _slope(xs: list[int], ys: list[int]) -> float:
-    n = len(xs)
-    if n < 2:
-        return 0.0
-    mx, my = sum(xs) / n, sum(ys) / n
-    den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
 
 
 def _size(rows: dict[bytes, bytes]) -> int:
@@ -181,14 +172,14 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
     points = tuple(GrowthPoint(v - 1, sum(per_version[v].values()), bytes_v[v], max(per_version[v].values(), default=0))
                    for v in versions)
     xs = [p.batch_id for p in points]
-    rps = _slope(xs, [p.rows for p in points])
-    bps = _slope(xs, [p.bytes for p in points])
+    rps = slope(xs, [p.rows for p in points])
+    bps = slope(xs, [p.bytes for p in points])
     moved = len(set(watermarks)) > 1 or any(w > 0 for w in watermarks) if watermarks else None
     verdict = "unknown"
     if len(points) >= MIN_POINTS:
         half = len(points) // 2
-        early = _slope(xs[: half + 1], [p.rows for p in points[: half + 1]])
-        late = _slope(xs[half:], [p.rows for p in points[half:]])
+        early = slope(xs[: half + 1], [p.rows for p in points[: half + 1]])
+        late = slope(xs[half:], [p.rows for p in points[half:]])
         growing = points[-1].rows > points[0].rows and late > 0 and late >= GROWTH_SHARE * max(early, 0.0)
         verdict = "growing" if growing else "bounded"
     proj = None

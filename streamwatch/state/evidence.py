@@ -56,7 +56,9 @@ class MetricsEvidence:
     watermark_moved: bool
 
 
-def _slope(xs: list[int], ys: list[int]) -> float:
+def slope(xs: list[int], ys: list[int]) -> float:
+    """Least-squares slope of ``ys`` over ``xs`` (units of y per unit of x; 0.0 for fewer
+    than two points or when every x is the same)."""
     n = len(xs)
     if n < 2:
         return 0.0
@@ -98,7 +100,7 @@ def classify(operator_id: int, reports: list[QueryProgress]) -> MetricsEvidence 
     xs = [p.batch_id for p in pts]
     ys = [p.rows_total for p in pts]
     half = len(pts) // 2
-    late = _slope(xs[half:], ys[half:])
+    late = slope(xs[half:], ys[half:])
     added = max(0, ys[-1] - ys[0]) + removed
     rising = ys[-1] > ys[0] and late > 0
     few_removed = removed <= REMOVED_SHARE * added

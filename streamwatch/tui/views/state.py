@@ -16,21 +16,13 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from streamwatch.analysis import fmt
 from streamwatch.errors import one_line
 from streamwatch.state import StateTable, read_state
 from streamwatch.state.display import text
 
 #: rows shown per operator/store
 ROWS = 20
-
-
-def _bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def table_title(t: StateTable) -> str:
@@ -42,7 +34,7 @@ def table_title(t: StateTable) -> str:
 
 def partition_line(t: StateTable) -> str:
     """``p0: 3 rows, 1.2 KiB · p1: …`` (an unreadable partition shows its error)."""
-    parts = [f"p{p.partition}: {p.error}" if p.error else f"p{p.partition}: {p.rows:,} rows, {_bytes(p.file_bytes)}"
+    parts = [f"p{p.partition}: {p.error}" if p.error else f"p{p.partition}: {p.rows:,} rows, {fmt.size(p.file_bytes)}"
              for p in t.partitions]
     return "partitions  " + (" · ".join(parts) if parts else "none")
 
