@@ -52,7 +52,7 @@ def test_late_ratio_holds_rows_back_across_invocations(tmp_path):
 def test_errors_are_one_line_without_traceback(tmp_path):
     out = _land("nope", "--workspace", str(tmp_path))
     assert out.exit_code == 2
-    assert out.stderr.strip() == "streamwatch land: unknown pipeline 'nope'; known: clicks, events, flights, orders"
+    assert out.stderr.strip() == "streamwatch land: unknown pipeline 'nope'; known: clicks, events, flights, orders, sessions"
     out = _land("orders", "--late-ratio", "0.1", "--workspace", str(tmp_path))
     assert out.exit_code == 2
     assert "does not support --late-ratio" in out.stderr and "Traceback" not in out.output
