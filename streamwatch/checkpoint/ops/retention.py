@@ -168,8 +168,8 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
     referenced_kept: set[str] = set()
     referenced_any: set[str] = set()
     unreadable = []
-    for v, fs in zips.items():
-        for name, _ in fs:
+    for v, fs in sorted(zips.items()):  # version order, whatever order the listing came in
+        for name, _ in sorted(fs):
             try:
                 names = _zip_ssts(storage.read(storage.join(folder, name)))
             except OSError:
