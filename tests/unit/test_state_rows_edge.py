@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 
-from streamwatch.state.avro import _fixed_size, avro_schema, compile_avro
+from streamwatch.state.avro import avro_schema, compile_avro
 from streamwatch.state.schema import ColumnFamilySchema
 from streamwatch.state.tws import key_decoder, split_values, value_decoder
 from streamwatch.state.types import DataType, Field, StructType, parse_struct
@@ -168,7 +168,8 @@ def test_avro_writer_schema_mirrors_spark():
     assert fields["f12"]["type"][1] == {"type": "array", "items": ["null", "long"]}
     assert fields["f15"]["type"][1] == {"type": "map", "values": ["null", "string"]}
     # Spark's minBytesForPrecision: 9 digits → 4 bytes, 18 → 8, 38 → 16
-    assert [_fixed_size(p) for p in (1, 2, 9, 10, 18, 19, 38)] == [1, 1, 4, 5, 8, 9, 16]
+    decs = avro_schema(schema(*[(f"d{p}", f"decimal({p},0)") for p in (1, 2, 9, 10, 18, 19, 38)]))
+    assert [f["type"][1]["size"] for f in decs["fields"]] == [1, 1, 4, 5, 8, 9, 16]
 
 
 def test_avro_row_decodes_every_type_and_nulls():
