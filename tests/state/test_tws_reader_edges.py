@@ -96,3 +96,17 @@ def test_variables_from_the_schema_file_when_metadata_has_none():
     assert variable_names(op) == []
     assert variable_names(op, cfs) == ["count", "seen", "timers"]
     assert variable_names(op, cfs[:2]) == ["count"]
+
+
+def test_truncated_snapshot_zips_are_a_finding(tws_copy):
+    batch = max(int(p.name) for p in (tws_copy / "commits").iterdir() if p.name.isdigit())
+    part = tws_copy / "state" / "0" / "0"
+    zips = sorted(part.glob("*.zip"))
+    assert zips, "partition 0 has no snapshot zip"
+    for z in zips:
+        z.write_bytes(z.read_bytes()[: z.stat().st_size // 2])
+    (t,) = read_state(str(tws_copy), var="count", batch=batch)
+    bad = [f for f in t.findings if f.code == "state-store-unreadable"]
+    assert bad and all("\n" not in f.message for f in bad)
+    assert {p.partition for p in t.partitions if p.error} == {0}
+    assert t.total_rows == len(t.rows)
