@@ -110,3 +110,23 @@ def test_truncated_snapshot_zips_are_a_finding(tws_copy):
     assert bad and all("\n" not in f.message for f in bad)
     assert {p.partition for p in t.partitions if p.error} == {0}
     assert t.total_rows == len(t.rows)
+
+
+def test_entries_that_do_not_fit_the_schema_are_counted_once(tws_copy):
+    """The schema file claims the list state's ``ts`` is a string (same byte length, so the
+    file stays well-formed): every entry's timestamp slot then reads as an offset far past
+    the row — one finding with the first error, one with the count."""
+    old, new = b'"name":"ts","type":"timestamp"', b'"name":"ts","type":"string"   '
+    edited = 0
+    for f in (tws_copy / "state" / "0" / "_stateSchema").rglob("*"):
+        if f.is_file() and old in f.read_bytes():
+            f.write_bytes(f.read_bytes().replace(old, new))
+            edited += 1
+    assert edited, "no schema file names the list state's ts field"
+    batch = max(int(p.name) for p in (tws_copy / "commits").iterdir() if p.name.isdigit())
+    (t,) = read_state(str(tws_copy), var="seen", batch=batch)
+    bad = [f for f in t.findings if f.code == "state-row-undecodable"]
+    assert len(bad) == 2, t.findings
+    assert bad[0].message.startswith("seen partition ") and "runs past the row" in bad[0].message
+    assert bad[1].message.endswith(" seen entries could not be decoded")
+    assert t.rows == () and t.total_rows == 0
