@@ -15,8 +15,12 @@ key response of ``/`` + ``q05`` (the query table shows the 10 matching queries) 
 The named alternative is the same dashboard redrawing on every event
 (``render_interval_s = 0``, no frame coalescing); the two alternate for ``--rounds`` rounds
 and the ratios (alternative / dashboard) are printed as median and min. Targets: lag p99
-< 250 ms, key response < 100 ms, RSS flat. ``--soak-minutes N`` adds one N-minute run of
-the dashboard alone printing RSS per minute.
+< 250 ms, key response < 100 ms, RSS flat. ``--minutes N`` adds one N-minute soak of the
+dashboard alone (``--minutes 30`` is the issue's soak): render lag p50/p99, ``/`` and
+``enter`` p50/p99 (probed every 10 s), RSS at the start (after 3 s), per minute and at the
+end. Every run prints the load average (``/proc/loadavg``) before and after: on a shared
+machine the wall-clock numbers are only as good as the CPU the app got, so CPU per event is
+printed too.
 """
 
 from __future__ import annotations
@@ -179,7 +183,7 @@ def write_hundred(path: Path, seconds: float) -> int:
     return n
 
 
-async def _until(predicate, timeout_s: float = 10.0) -> float:
+async def _until(predicate, timeout_s: float = 120.0) -> float:
     """Seconds until ``predicate()`` holds, polled every millisecond or so on the app's loop."""
     t0 = time.monotonic()
     while not predicate():
@@ -217,13 +221,14 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
         t_start = time.monotonic()
         await _until(lambda: len(app.lag_samples) > 0, 60)
         next_key = time.monotonic() + 3.0
-        next_rss = time.monotonic()
+        next_rss = time.monotonic() + 3.0
+        rss.append((0.0, rss_mib()))
         while not backend.done.is_set():
             now = time.monotonic()
             if now >= next_rss:
                 rss.append((now - t_start, rss_mib()))
                 next_rss += 60.0 if soak else 1.0
-            if not soak and now >= next_key:
+            if now >= next_key:
                 # '/' then 'q05': the table shows q050…q059
                 t0 = time.monotonic()
                 _post_keys(app, "slash", "q", "0", "5")
@@ -238,7 +243,7 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
                 enter.append(time.monotonic() - t0)
                 _post_keys(app, "1")
                 await _until(lambda: app.active_tab == "queries" and app.focused is table)
-                next_key = time.monotonic() + 1.5
+                next_key = time.monotonic() + (10.0 if soak else 1.5)
             await asyncio.sleep(0.05)
         await _until(lambda: not app._inbox and not app.frame_pending, 30)
         wall = time.monotonic() - t_start
@@ -264,6 +269,16 @@ def _child(recording: Path, variant: str, soak: bool = False) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def loadavg() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def _keys(r: dict) -> str:
+    return (f"'/' p50 {pct(r['slash_ms'], 50):.0f} p99 {pct(r['slash_ms'], 99):.0f} ms, enter p50 "
+            f"{pct(r['enter_ms'], 50):.0f} p99 {pct(r['enter_ms'], 99):.0f} ms ({len(r['slash_ms'])} probes)")
+
+
 def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
     import statistics
     import tempfile
@@ -273,7 +288,8 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
         rec = Path(tmp) / "hundred.jsonl"
         n = write_hundred(rec, seconds)
         print(f"dashboard, 100 queries × 2 progress events/s replayed at speed: {n:,} events over {seconds:g} s, "
-              f"{rounds} alternated rounds (fresh process each); alternative: a redraw on every event")
+              f"{rounds} alternated rounds (fresh process each); alternative: a redraw on every event; "
+              f"load average {loadavg()} on {os.cpu_count()} cores", flush=True)
         res: dict[str, list[dict]] = {v: [] for v in variants}
         for i in range(rounds):
             for v in (variants if i % 2 == 0 else variants[::-1]):
@@ -283,8 +299,9 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
                 print(f"  round {i + 1} {v:11s}: {r['rate']:.0f} events/s, lag p50 {r['lag_p50_ms']:.0f} ms "
                       f"p99 {r['lag_p99_ms']:.0f} ms max {r['lag_max_ms']:.0f} ms; '/' max "
                       f"{max(r['slash_ms'], default=float('nan')):.0f} ms, enter max "
-                      f"{max(r['enter_ms'], default=float('nan')):.0f} ms; CPU {r['cpu_s']:.1f} s; "
-                      f"RSS {r['rss'][0][1]:.0f} → {r['rss'][-1][1]:.0f} MiB ({growth:+.1f} after 3 s)")
+                      f"{max(r['enter_ms'], default=float('nan')):.0f} ms; CPU {r['cpu_s']:.1f} s "
+                      f"({r['cpu_s'] / max(1, r['events']) * 1000:.2f} ms/event); "
+                      f"RSS {r['rss'][0][1]:.0f} → {r['rss'][-1][1]:.0f} MiB ({growth:+.1f} after 3 s)", flush=True)
 
         def stat(v: str, key: str, agg=max) -> list[float]:
             return [agg(r[key]) if isinstance(r[key], list) else r[key] for r in res[v]]
@@ -302,6 +319,7 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
             ratios = [y / x for x, y in zip(a, b) if x > 0]
             print(f"  {label:18s} {statistics.median(a):8.1f} ({min(a):.1f}) | {statistics.median(b):8.1f} "
                   f"({min(b):.1f}) | {statistics.median(ratios):.2f}× ({min(ratios):.2f}×)")
+        print(f"  load average after: {loadavg()}")
         worst = max(stat("coalesced", "lag_p99_ms"))
         keys = max(max(r["slash_ms"] + r["enter_ms"], default=0) for r in res["coalesced"])
         print(f"  targets: lag p99 < 250 ms — worst round {worst:.0f} ms {'ok' if worst < 250 else 'MISSED'}; "
@@ -309,9 +327,14 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
         if soak_minutes > 0:
             rec2 = Path(tmp) / "soak.jsonl"
             n2 = write_hundred(rec2, soak_minutes * 60)
+            print(f"  soak: {n2:,} events over {soak_minutes:g} min, load average {loadavg()}", flush=True)
             r = _child(rec2, "coalesced", soak=True)
-            print(f"  soak: {n2:,} events over {soak_minutes:g} min, lag p99 {r['lag_p99_ms']:.0f} ms; RSS per minute: "
-                  + " ".join(f"{m:.0f}" for _, m in r["rss"]) + " MiB")
+            start = r["rss"][1][1] if len(r["rss"]) > 1 else r["rss"][0][1]
+            print(f"  soak: {r['rate']:.0f} events/s, render lag p50 {r['lag_p50_ms']:.0f} ms p99 {r['lag_p99_ms']:.0f} ms "
+                  f"max {r['lag_max_ms']:.0f} ms; {_keys(r)}; CPU {r['cpu_s'] / max(1, r['events']) * 1000:.2f} ms/event")
+            print(f"  soak RSS: start (3 s) {start:.1f} MiB, end {r['rss'][-1][1]:.1f} MiB ({r['rss'][-1][1] - start:+.1f}); "
+                  "per minute: " + " ".join(f"{m:.0f}" for _, m in r["rss"]) + " MiB")
+            print(f"  load average after: {loadavg()}")
 
 
 def main() -> None:
@@ -319,7 +342,8 @@ def main() -> None:
     ap.add_argument("--hundred", action="store_true", help="100 queries at 2 progress events/s each (issue 18)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each --hundred round's recording")
-    ap.add_argument("--soak-minutes", type=float, default=0.0)
+    ap.add_argument("--minutes", "--soak-minutes", dest="soak_minutes", type=float, default=0.0,
+                    help="add an N-minute soak of the --hundred dashboard (the issue's soak: --minutes 30)")
     ap.add_argument("--hundred-round", choices=("coalesced", "every-event"), help=argparse.SUPPRESS)
     ap.add_argument("--recording", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--soak", action="store_true", help=argparse.SUPPRESS)

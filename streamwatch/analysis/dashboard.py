@@ -56,6 +56,9 @@ class DashboardModel:
     #: the latest consumer-lag measurement of each query reading Kafka (by query name)
     kafka_lag: dict[str, KafkaLag] = field(default_factory=dict)
     _journeys: list[Journey] | None = None
+    #: per query: (the row it was judged from, its progress count then, looks real-time) —
+    #: judged again only after new progress, not on every frame
+    _looks_rt: dict[str, tuple[QueryRow, int, bool]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.board = QueryBoard([q.query_name for q in self.plan.queries], history=self.history)
@@ -114,7 +117,13 @@ class DashboardModel:
         if is_real_time(self.trigger_of(name)):
             return True
         row = self.board.rows.get(name)
-        return row is not None and looks_real_time(row.recent)
+        if row is None:
+            return False
+        seen = self._looks_rt.get(name)
+        if seen is None or seen[0] is not row or seen[1] != row.progress_count:
+            seen = (row, row.progress_count, looks_real_time(row.recent))
+            self._looks_rt[name] = seen
+        return seen[2]
 
     def trigger_label(self, name: str) -> str:
         """The trigger as the queries table shows it: ``5s`` (processingTime),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +52,9 @@ class ReplayBackend(Backend):
     """Feeds the events of ``path`` (recording or Spark event log) to the dashboard.
 
     ``speed``: replay speed factor (2 = twice as fast as recorded; 0 = no waiting); gaps longer
-    than 5 s are shortened to 5 s. ``follow``: after the end, keep reading what is appended
+    than 5 s are shortened to 5 s. Events are due on a schedule kept against the clock, so
+    the time spent emitting (or a busy machine) does not slow the replay down: a late event is
+    emitted at once and the ones after it keep their recorded times. ``follow``: after the end, keep reading what is appended
     (``tail -F``) until ``stop()``. Raises :class:`EventSourceError` from the constructor when
     ``path`` is unreadable or unrecognised (unless ``follow`` and it does not exist yet).
 
@@ -98,6 +101,10 @@ class ReplayBackend(Backend):
     def _run(self, emit: Callable[[object], None]) -> None:
         emit(RuntimeNotice("info", f"{self.plan.description} at {self.speed:g}×" if self.speed else self.plan.description))
         last_ms: int | None = None
+        # the schedule: event k is due at ``clock0 + due`` (its capped, speed-scaled offset into
+        # the recording), so time spent emitting does not accumulate as drift
+        clock0 = time.monotonic()
+        due = 0.0
         header_sent = False
         try:
             for obj in read_events(self.path, self.report, follow=self.follow, stop=self._stop, poll_s=self.poll_s):
@@ -107,9 +114,14 @@ class ReplayBackend(Backend):
                     emit(recorded_session(self.report.header))
                     header_sent = True
                 if isinstance(obj, Event) and self.speed > 0 and obj.timestamp_ms is not None:
-                    if last_ms is not None and obj.timestamp_ms > last_ms:
-                        gap = min((obj.timestamp_ms - last_ms) / 1000, MAX_GAP_S) / self.speed
-                        if self._stop.wait(gap):
+                    if last_ms is None:
+                        clock0 = time.monotonic()
+                    elif obj.timestamp_ms > last_ms:
+                        due += min((obj.timestamp_ms - last_ms) / 1000, MAX_GAP_S) / self.speed
+                        wait = clock0 + due - time.monotonic()
+                        if wait < -MAX_GAP_S:  # far behind (a followed file was idle): start afresh
+                            clock0, wait = time.monotonic() - due, 0.0
+                        if wait > 0 and self._stop.wait(wait):
                             return
                     last_ms = obj.timestamp_ms
                 emit(obj)

@@ -6,6 +6,8 @@ from typing import Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 Cell = str | Text
@@ -19,13 +21,24 @@ class SyncTable(DataTable):
 
     Columns grow to fit a wider value and never shrink while the table lives: DataTable
     re-measures the whole column for every narrower value it is asked to fit, which made a
-    100-query frame cost seconds (``bench/tui_bench.py --hundred``)."""
+    100-query frame cost seconds (``bench/tui_bench.py --hundred``).
+
+    Each drawn row line is kept (per row key) with what it was drawn from — its cells, its
+    stripe, the column widths, the table's width, horizontal scroll, style and focus — and
+    reused while none of that changed: DataTable forgets every drawn cell on any
+    ``update_cell``, so without this a frame re-rendered every visible cell (~110 ms CPU
+    for 45 visible rows × 12 columns) although a frame of 100 queries changes a few rows.
+    The cursor and hover rows are always drawn by DataTable. Lines of rows a filter removed
+    are kept (bounded) so clearing the filter redraws only what changed meanwhile."""
 
     def __init__(self, columns: Sequence[str], **kw) -> None:
         kw.setdefault("cursor_type", "row")
         super().__init__(**kw)
         self._columns = tuple(columns)
         self._cells: dict[str, tuple[Cell, ...]] = {}
+        #: row key → (what the line was drawn from, the drawn line)
+        self._drawn: dict[str, tuple[tuple, Strip]] = {}
+        self._frame_key: tuple | None = None
 
     def on_mount(self) -> None:
         for c in self._columns:
@@ -76,8 +89,48 @@ class SyncTable(DataTable):
                 if new != prev:
                     self.update_cell(k, col, new, update_width=self._wider(col, new))
             self._cells[k] = cells
+        if len(self._drawn) > 2 * len(self._cells) + 100:  # rows long gone: forget their lines
+            self._drawn = {k: v for k, v in self._drawn.items() if k in self._cells}
         if follow and self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
+
+    # -- drawing: reuse a row's line while nothing it was drawn from changed ---------------------
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual's Line API entry: what every line of this paint shares is computed once."""
+        self._frame_key = self._paint_key() if self._cacheable() else None
+        return super().render_lines(crop)
+
+    def _cacheable(self) -> bool:
+        return (self.cursor_type == "row" or not self.show_cursor) and not self.fixed_rows and not self.fixed_columns
+
+    def _paint_key(self) -> tuple:
+        return (self.size.width, self.scroll_x, self.rich_style, self.get_pseudo_class_state(), self.zebra_stripes,
+                self.show_cursor, self.app.theme, tuple(c.get_render_width(self) for c in self.ordered_columns))
+
+    def render_line(self, y: int) -> Strip:
+        frame = self._frame_key
+        header = self.header_height if self.show_header else 0
+        index = y + self.scroll_offset.y - header
+        if frame is None or y < header or index < 0 or index >= self.row_count:
+            return super().render_line(y)
+        if index == self.cursor_row or index == self.hover_coordinate.row:
+            return super().render_line(y)
+        row = self.ordered_rows[index]
+        key = str(row.key.value)
+        cells = self._cells.get(key)
+        if cells is None or row.height != 1:  # a row not added by sync(): DataTable draws it
+            return super().render_line(y)
+        what = (frame, index % 2, cells)
+        drawn = self._drawn.get(key)
+        if drawn is not None and drawn[0] == what:
+            return drawn[1]
+        strip = super().render_line(y)
+        self._drawn[key] = (what, strip)
+        return strip
+
+    def notify_style_update(self) -> None:
+        self._drawn.clear()
+        super().notify_style_update()
 
     def _wider(self, column: str, value: Cell) -> bool:
         """``value`` is wider than ``column`` now is (so the column must grow)."""
