@@ -309,6 +309,8 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
         def p99_keys(v: str, key: str) -> list[float]:
             return [pct(r[key], 99) for r in res[v]]
 
+        if rounds < 1:  # the soak alone
+            return soak(tmp, soak_minutes)
         print("  per round: median (min) over rounds — dashboard | every-event redraw | ratio alternative/dashboard")
         for label, a, b in (
             ("render lag p99 ms", stat("coalesced", "lag_p99_ms"), stat("every-event", "lag_p99_ms")),
@@ -324,17 +326,23 @@ def hundred(rounds: int, seconds: float, soak_minutes: float) -> None:
         keys = max(max(r["slash_ms"] + r["enter_ms"], default=0) for r in res["coalesced"])
         print(f"  targets: lag p99 < 250 ms — worst round {worst:.0f} ms {'ok' if worst < 250 else 'MISSED'}; "
               f"keys < 100 ms — slowest key {keys:.0f} ms {'ok' if keys < 100 else 'MISSED'}")
-        if soak_minutes > 0:
-            rec2 = Path(tmp) / "soak.jsonl"
-            n2 = write_hundred(rec2, soak_minutes * 60)
-            print(f"  soak: {n2:,} events over {soak_minutes:g} min, load average {loadavg()}", flush=True)
-            r = _child(rec2, "coalesced", soak=True)
-            start = r["rss"][1][1] if len(r["rss"]) > 1 else r["rss"][0][1]
-            print(f"  soak: {r['rate']:.0f} events/s, render lag p50 {r['lag_p50_ms']:.0f} ms p99 {r['lag_p99_ms']:.0f} ms "
-                  f"max {r['lag_max_ms']:.0f} ms; {_keys(r)}; CPU {r['cpu_s'] / max(1, r['events']) * 1000:.2f} ms/event")
-            print(f"  soak RSS: start (3 s) {start:.1f} MiB, end {r['rss'][-1][1]:.1f} MiB ({r['rss'][-1][1] - start:+.1f}); "
-                  "per minute: " + " ".join(f"{m:.0f}" for _, m in r["rss"]) + " MiB")
-            print(f"  load average after: {loadavg()}")
+        soak(tmp, soak_minutes)
+
+
+def soak(tmp: str, soak_minutes: float) -> None:
+    """One ``soak_minutes`` run of the dashboard alone (nothing when 0)."""
+    if soak_minutes <= 0:
+        return
+    rec2 = Path(tmp) / "soak.jsonl"
+    n2 = write_hundred(rec2, soak_minutes * 60)
+    print(f"  soak: {n2:,} events over {soak_minutes:g} min, load average {loadavg()}", flush=True)
+    r = _child(rec2, "coalesced", soak=True)
+    start = r["rss"][1][1] if len(r["rss"]) > 1 else r["rss"][0][1]
+    print(f"  soak: {r['rate']:.0f} events/s, render lag p50 {r['lag_p50_ms']:.0f} ms p99 {r['lag_p99_ms']:.0f} ms "
+          f"max {r['lag_max_ms']:.0f} ms; {_keys(r)}; CPU {r['cpu_s'] / max(1, r['events']) * 1000:.2f} ms/event")
+    print(f"  soak RSS: start (3 s) {start:.1f} MiB, end {r['rss'][-1][1]:.1f} MiB ({r['rss'][-1][1] - start:+.1f}); "
+          "per minute: " + " ".join(f"{m:.0f}" for _, m in r["rss"]) + " MiB")
+    print(f"  load average after: {loadavg()}")
 
 
 def main() -> None:

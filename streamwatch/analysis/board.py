@@ -2,7 +2,8 @@
 
 Each query keeps its latest facts (:class:`QueryRow`), the latest full
 :class:`~streamwatch.model.events.QueryProgress` (for state operators, sources and sink) and a
-bounded history of compact :class:`Sample` records (default 10,000 per query) for the charts.
+bounded history of compact :class:`Sample` records (default 10,000 per query, at most
+:data:`HISTORY_BUDGET` over all queries) for the charts.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ from streamwatch.model.runtime import QueryNotRun, QueryQueued
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
 OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
 DEFAULT_HISTORY = 10_000
+#: chart samples kept over all queries together (a sample holds ~500 bytes: ~50 MB at most);
+#: with many queries each keeps ``HISTORY_BUDGET // queries``, so a dashboard of 100 queries
+#: stops growing after 1,000 progress events per query
+HISTORY_BUDGET = 100_000
+#: the fewest samples a query keeps however many queries share the budget
+MIN_HISTORY = 100
 RECENT_PROGRESS = 5
 
 
@@ -104,17 +111,35 @@ class QueryBoard:
     """Query rows keyed by query name (plan order first); ``apply(event)`` returns the row
     it changed (None when the event belongs to no known query and carries no name).
 
-    ``history`` is the number of progress samples kept per query (≥ 1)."""
+    ``history`` is the number of progress samples kept per query (≥ 1); ``budget`` the
+    samples kept over all queries together: with more than ``budget // history`` queries each
+    keeps :attr:`per_query` (the newest ones), so memory is bounded however many queries
+    report. Raises ValueError for ``history`` < 1."""
 
-    def __init__(self, names: list[str], history: int = DEFAULT_HISTORY) -> None:
+    def __init__(self, names: list[str], history: int = DEFAULT_HISTORY, budget: int = HISTORY_BUDGET) -> None:
         if history < 1:
             raise ValueError("history must be >= 1")
         self.history = history
-        self.rows: dict[str, QueryRow] = {n: self._new(n) for n in names}
+        self.budget = budget
+        self.rows: dict[str, QueryRow] = {}
         self._name_by_id: dict[str, str] = {}
+        for n in names:
+            self._add(n)
 
-    def _new(self, name: str) -> QueryRow:
-        return QueryRow(name, history=deque(maxlen=self.history))
+    @property
+    def per_query(self) -> int:
+        """Samples each query keeps now: ``history``, or its share of ``budget`` (≥ :data:`MIN_HISTORY`)."""
+        return min(self.history, max(MIN_HISTORY, self.budget // max(1, len(self.rows))))
+
+    def _add(self, name: str) -> QueryRow:
+        """A new row; when the budget's share shrinks, every row keeps only its newest samples."""
+        row = QueryRow(name, history=deque(maxlen=self.history))
+        self.rows[name] = row
+        keep = self.per_query
+        for r in self.rows.values():
+            if r.history.maxlen != keep:
+                r.history = deque(r.history, maxlen=keep)
+        return row
 
     def name_of(self, query_id: str) -> str | None:
         return self._name_by_id.get(query_id)
@@ -125,7 +150,7 @@ class QueryBoard:
             return None
         self._name_by_id[event.id] = name
         if name not in self.rows:
-            self.rows[name] = self._new(name)
+            self._add(name)
         return self.rows[name]
 
     def apply_plan(self, obj: QueryQueued | QueryNotRun) -> QueryRow:
@@ -134,7 +159,7 @@ class QueryBoard:
         name makes it active."""
         name = obj.query_name
         if name not in self.rows:
-            self.rows[name] = self._new(name)
+            self._add(name)
         row = self.rows[name]
         if isinstance(obj, QueryQueued):
             row.status = "queued"
