@@ -84,9 +84,12 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         directory = ws.landing(pipeline.name, source.name)
         try:
             factory = source.factory(directory, **kwargs)
-        except (OSError, ValueError) as e:
+        except ValueError as e:
             _fail(f"{pipeline.name}/{source.name}: {e}")
             return
+        except OSError as e:  # the landing folder cannot be created: documented 4, not usage
+            click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
+            sys.exit(ExitCode.UNREADABLE)
         try:
             files = factory.land(n_files)
         except ValueError as e:
