@@ -255,3 +255,16 @@ def test_help_examples_use_real_options(command):
             continue
         for used in re.findall(r"\s(--[a-z][a-z-]+)", line):
             assert used in options, f"{command} --help example uses {used}, not an option: {line.strip()}"
+
+
+def test_recover_unrecoverable_state_exits_3_and_writes_nothing(tmp_path):
+    cp = _checkpoint(tmp_path, 2)
+    (cp.root / "state" / "0").mkdir(parents=True)  # a stateful query whose state files are all gone
+    plan = _sw("recover", str(cp.root))
+    assert plan.exit_code == 3, plan.output  # 3: cannot be repaired
+    assert "restart blocked by state-version-missing" in plan.stdout
+    assert "start a new checkpoint" in plan.stdout
+    out = tmp_path / "fixed"
+    _one_line_error(_sw("recover", str(cp.root), "--apply-to", str(out)), "recover", 3,
+                    "cannot be repaired: state version 2 is missing")
+    assert not out.exists()
