@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import wait_for, settle
+from conftest import settle, wait_for
 
 
 def run(app, scenario, size=(120, 40)):
