@@ -116,7 +116,7 @@ def test_results_command_opens_the_tab_and_reads_the_query(make_app):
         await app.workers.wait_for_complete()
         await wait_for(pilot, lambda: ("read_results", "flights_gold", 100) in [c[:3] for c in app.backend.calls
                                                                                  if c[0] == "read_results"],
-                       "the gold table to be read")
+                       "the gold table to be read", timeout_s=120)
 
     run(app, scenario)
 
