@@ -4,7 +4,7 @@ from this checkpoint? A verdict per rule, optionally beside Spark's own answer (
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -42,7 +42,7 @@ layer, a layer Spark cannot build).
 """
 
 
-def _fail(code: int, msg: str) -> None:
+def _fail(code: int, msg: str) -> NoReturn:
     click.echo(f"streamwatch compat: {msg}", err=True)
     sys.exit(code)
 
@@ -76,7 +76,6 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
     """Predict whether the changed query restarts from the checkpoint at PATH."""
     if (query is None) == (pipeline_name is None) or (pipeline_name is None) != (layer is None):
         _fail(ExitCode.USAGE, "give either --query MODULE:FUNCTION or --pipeline NAME --layer LAYER")
-        return
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
     from streamwatch.checkpoint.fs import open_storage
     from streamwatch.checkpoint.ops.compat_rules import RANK, check
@@ -86,7 +85,6 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
         storage, _ = open_storage(path)
     except CheckpointError as e:
         _fail(ExitCode.UNREADABLE, str(e))
-        return
     click.echo("starting Spark to analyse the query (no batch runs)…", err=True)
     from streamwatch.spark import compat as sc
 
@@ -100,12 +98,10 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
         new = sc.shape(writer)
     except sc.QueryLoadError as e:
         _fail(ExitCode.USAGE, str(e))
-        return
     doc = check(cp, storage, new)
     if verify and new.sink_format in ("foreachBatch", "foreach"):
         _fail(ExitCode.USAGE, f"--verify: a {new.sink_format} sink writes where its function says, not to a folder "
                               "that can be copied (it would write the real table); compare without --verify")
-        return
     if verify:
         click.echo("--verify: starting the query on a temporary copy of the checkpoint…", err=True)
         ans = sc.verify(writer, cp.path, new.sink_path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -30,7 +30,7 @@ Nothing under OLD or NEW is ever written.
 USAGE, UNREADABLE = ExitCode.USAGE, ExitCode.UNREADABLE
 
 
-def _fail(code: int, msg: str) -> None:
+def _fail(code: int, msg: str) -> NoReturn:
     click.echo(f"streamwatch diff: {msg}", err=True)
     sys.exit(code)
 
@@ -83,7 +83,6 @@ def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None
             cp = read_checkpoint(old, sink=sink, full=True)
         except CheckpointError as e:
             _fail(UNREADABLE, str(e))
-            return
         b = to_batch if to_batch is not None else cp.latest_batch_id
         if b is None or from_batch > b:  # type: ignore[operator]
             _fail(USAGE, f"--from-batch {from_batch} is after --to-batch {b}")
@@ -91,7 +90,6 @@ def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None
             doc = ops.diff(ops.at_batch(cp, from_batch), ops.at_batch(cp, b))  # type: ignore[arg-type]
         except ops.BatchRangeError as e:
             _fail(USAGE, str(e))
-            return
     else:
         if new is None:
             _fail(USAGE, "NEW is missing (or use --from-batch A --to-batch B on one checkpoint)")

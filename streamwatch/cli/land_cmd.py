@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect as pyinspect
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -34,7 +35,7 @@ def _accepts(factory, option: str) -> bool:
     return option in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"streamwatch land: {message}", err=True)
     sys.exit(ExitCode.USAGE)
 
@@ -70,7 +71,6 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:
         _fail(e.args[0])
-        return
     ws = Workspace(workspace)
     wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio),
                                 ("bootstrap", kafka_bootstrap)) if v is not None}
@@ -84,14 +84,15 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         directory = ws.landing(pipeline.name, source.name)
         try:
             factory = source.factory(directory, **kwargs)
-        except (OSError, ValueError) as e:
+        except ValueError as e:
             _fail(f"{pipeline.name}/{source.name}: {e}")
-            return
+        except OSError as e:  # the landing folder cannot be created: documented 4, not usage
+            click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
+            sys.exit(ExitCode.UNREADABLE)
         try:
             files = factory.land(n_files)
         except ValueError as e:
             _fail(f"{pipeline.name}/{source.name}: {e}")
-            return
         except Exception as e:  # noqa: BLE001 - disk full, broker down (confluent_kafka.KafkaException …)
             click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
             sys.exit(ExitCode.UNREADABLE)

@@ -4,7 +4,7 @@ Spark restart, written to a copy (the original is never touched). No JVM."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -32,7 +32,7 @@ written.
 """
 
 
-def _fail(code: int, msg: str) -> None:
+def _fail(code: int, msg: str) -> NoReturn:
     click.echo(f"streamwatch recover: {msg}", err=True)
     sys.exit(code)
 
@@ -59,7 +59,6 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
         cp = read_checkpoint(path, sink=sink, full=True)
     except CheckpointError as e:
         _fail(ExitCode.UNREADABLE, str(e))
-        return
     doc = ops.plan(cp)
     written: list[str] | None = None
     if apply_to:
@@ -98,7 +97,6 @@ def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
         writer = sc.load_writer(query, spark, search_path=".")
     except sc.QueryLoadError as e:
         _fail(ExitCode.USAGE, str(e))
-        raise
     ans = sc.verify(writer, newdir, sink_path)
     return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -28,7 +28,7 @@ Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
 """
 
 
-def _fail(code: int, msg: str) -> None:
+def _fail(code: int, msg: str) -> NoReturn:
     click.echo(f"streamwatch retention: {msg}", err=True)
     sys.exit(code)
 
@@ -52,10 +52,8 @@ def retention(path: str, min_batches: int | None, sink: str | None, as_json: boo
         doc = plan(storage, root, cp, min_batches, sink_storage)
     except (CheckpointError, StorageError) as e:
         _fail(ExitCode.UNREADABLE, str(e))
-        return
     except OSError as e:
         _fail(ExitCode.UNREADABLE, f"{path}: unreadable ({e.strerror or e})")
-        return
     if as_json:
         import orjson
 

@@ -13,7 +13,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 import click
 
@@ -43,7 +43,7 @@ Records (one JSON object per line, field "kind"):
 OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
 
 
-def _fail(msg: str, code: int) -> None:
+def _fail(msg: str, code: int) -> NoReturn:
     click.echo(f"streamwatch watch: {msg}", err=True)
     sys.exit(code)
 
