@@ -1,0 +1,278 @@
+"""JSONL recordings at their edges: the exact rotation point and segment numbering, batched
+flushes, what ``decode`` says about bad lines, how ``detect_format`` tells a recording from an
+event log, and the read report's counts. (Written against the mutation run of
+bench/MUTATION.md.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+
+import pytest
+
+from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader, decode, encode, rotated_segments
+from streamwatch.events.reader import (
+    DETECT_LINES,
+    EventSourceError,
+    ReadReport,
+    detect_format,
+    read_events,
+    read_recording,
+)
+from streamwatch.events.source import recording_lines
+from streamwatch.model.events import QueryStarted, UnsupportedEvent
+from tests.unit.test_eventlog import LINES
+from tests.unit.test_jsonl import EVENTS, _progress
+
+HEADER = RecordingHeader(1_700_000_000_000, app={"appId": "a-1"})
+
+
+def test_header_line_round_trip_and_defaults():
+    line = encode(RecordingHeader(5, "eventlog", {"appId": "x"}, {"spark.my.password": "p", "k": "v"}))
+    assert json.loads(line) == {"v": 1, "kind": "header", "time": 5, "source": "eventlog", "app": {"appId": "x"},
+                                "conf": {"spark.my.password": "*********", "k": "v"}}
+    assert decode(line) == RecordingHeader(5, "eventlog", {"appId": "x"}, {"spark.my.password": "*********", "k": "v"})
+    assert decode(b'{"v":1,"kind":"header"}') == RecordingHeader(0, "listener", {}, {})
+    assert decode('{"v":1,"kind":"header","conf":{"a.secret":"s"}}').conf == {"a.secret": "*********"}
+
+
+def test_encode_lines():
+    line = encode(EVENTS[0], recorded_ms=42)
+    assert line.endswith(b"}\n") and line.count(b"\n") == 1
+    d = json.loads(line)
+    assert (d["v"], d["kind"], d["t"], d["event"]["name"]) == (1, "started", 42, "flights_gold")
+    u = UnsupportedEvent("org.x$QueryProgress", "old", 3)
+    assert json.loads(encode(u)) == {"v": 1, "kind": "unsupported",
+                                     "event": {"eventClass": "org.x$QueryProgress", "reason": "old", "line": 3}}
+    assert decode(encode(u)) == u
+    assert decode(b'{"v":1,"kind":"unsupported"}') == UnsupportedEvent("", "", 0)
+    with pytest.raises(TypeError, match="^cannot record dict$"):
+        encode({"kind": "progress"})
+
+
+@pytest.mark.parametrize("line,message", [
+    (b"[1, 2]", "not a streamwatch JSONL line (no 'kind')"),
+    (b'{"v":1}', "not a streamwatch JSONL line (no 'kind')"),
+    (b'{"kind":"idle"}', "unsupported recording schema version None (this streamwatch reads ≤ 1)"),
+    (b'{"v":"1","kind":"idle"}', "unsupported recording schema version '1' (this streamwatch reads ≤ 1)"),
+    (b'{"v":2,"kind":"idle"}', "unsupported recording schema version 2 (this streamwatch reads ≤ 1)"),
+    (b'{"v":1,"kind":"idle","event":{"runId":"r"}}', "malformed idle event: missing 'id'"),
+    (b'{"v":1,"kind":"unsupported","event":{"line":[1]}}', "malformed unsupported event: "),
+])
+def test_decode_errors_say_what_is_wrong(line, message):
+    with pytest.raises(ValueError) as e:
+        decode(line)
+    assert str(e.value).startswith(message)
+    assert message.endswith(": ") or str(e.value) == message
+
+
+def test_decode_unknown_kinds_are_none():
+    assert decode(b'{"v":1,"kind":"checkpoint"}') is None
+    assert decode(b'{"v":1,"kind":7}') is None
+    assert decode(b'{"v":0,"kind":"idle","event":{"id":"q","runId":"r"}}').id == "q"  # older versions read
+
+
+def test_rotated_segments_lists_only_numbered_siblings(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    assert rotated_segments(tmp_path / "missing" / "rec.jsonl") == []
+    for name in ("rec.jsonl.10", "rec.jsonl.2", "rec.jsonl.1", "rec.jsonl.bak", "rec.jsonl.3.tmp",
+                 "rec.jsonl.", "rec.jsonlx.4", "other.jsonl.5", "rec.jsonl", "rec.jsonl.x7"):
+        (tmp_path / name).write_bytes(b"")
+    assert [p.name for p in rotated_segments(path)] == ["rec.jsonl.1", "rec.jsonl.2", "rec.jsonl.10"]
+
+
+def test_bad_settings_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="^flush_every must be >= 1$"):
+        JsonlRecorder(tmp_path / "a", flush_every=0)
+    with pytest.raises(ValueError, match="^max_bytes must be >= 1$"):
+        JsonlRecorder(tmp_path / "a", max_bytes=0)
+    JsonlRecorder(tmp_path / "b", flush_every=1, max_bytes=1).close()
+
+
+def test_rotation_happens_exactly_at_max_bytes(tmp_path):
+    probe = tmp_path / "probe.jsonl"
+    with JsonlRecorder(probe, header=HEADER) as rec:
+        rec.write(_progress(0))
+    size = probe.stat().st_size  # header + one event
+    path = tmp_path / "rec.jsonl"
+    rec = JsonlRecorder(path, header=HEADER, max_bytes=size)
+    assert rec.write(_progress(0)) and rec.rotations == 1 and rec.written == 1
+    rec.close()
+    assert path.read_bytes() == encode(HEADER)  # the fresh file starts with the header again
+    assert [e.batch_id for e in read_recording(tmp_path / "rec.jsonl.1")] == [0]
+    under = JsonlRecorder(tmp_path / "under.jsonl", header=HEADER, max_bytes=size + 1)
+    under.write(_progress(0))
+    assert under.rotations == 0 and rotated_segments(tmp_path / "under.jsonl") == []
+    under.close()
+
+
+def test_an_existing_file_counts_towards_max_bytes_and_numbering_continues(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    with JsonlRecorder(path, header=HEADER) as rec:
+        rec.write(_progress(0))
+    size = path.stat().st_size
+    (tmp_path / "rec.jsonl.4").write_bytes(encode(HEADER))
+    with JsonlRecorder(path, header=HEADER, max_bytes=size + len(encode(HEADER)) + 1) as rec:
+        rec.write(_progress(1))  # appended to the existing file, which is now over the limit
+        assert rec.rotations == 1
+    assert [p.name for p in rotated_segments(path)] == ["rec.jsonl.4", "rec.jsonl.5"]
+    assert [e.batch_id for e in read_recording(tmp_path / "rec.jsonl.5")] == [0, 1]
+
+
+def test_keep_one(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    with JsonlRecorder(path, header=HEADER, max_bytes=1, keep=1) as rec:
+        for i in range(4):
+            rec.write(_progress(i))
+    assert rec.rotations == 4 and [p.name for p in rotated_segments(path)] == ["rec.jsonl.4"]
+    assert [e.batch_id for e in read_recording(path)] == [3]
+
+
+def test_flush_every_n_events(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    rec = JsonlRecorder(path, header=HEADER, flush_every=3)
+    assert path.read_bytes() == encode(HEADER)  # the header is on disk at once
+    rec.write(_progress(0))
+    rec.write(_progress(1))
+    assert list(read_recording(path)) == []
+    rec.write(_progress(2))
+    assert [e.batch_id for e in read_recording(path)] == [0, 1, 2]
+    rec.write(_progress(3))
+    rec.flush()
+    assert [e.batch_id for e in read_recording(path)] == [0, 1, 2, 3]
+    rec.close()
+    rec.close()
+    rec.flush()  # closed: a no-op, no error
+    assert not rec.write(_progress(4)) and rec.written == 4
+
+
+def test_a_stream_recorder_never_rotates_and_is_not_closed(tmp_path):
+    out = io.BytesIO()
+    rec = JsonlRecorder("-", header=HEADER, max_bytes=1, stream=out)
+    assert rec.path is None and rec.max_bytes is None
+    rec(_progress(0))  # an EventBus sink
+    rec.close()
+    assert not out.closed and rec.rotations == 0
+    assert out.getvalue() == encode(HEADER) + out.getvalue().splitlines(keepends=True)[1]
+    assert decode(out.getvalue().splitlines()[1]).batch_id == 0
+
+
+def _write(path, *lines: bytes) -> None:
+    path.write_bytes(b"".join(lines))
+
+
+def test_detect_format(tmp_path):
+    d = tmp_path / "dir"
+    d.mkdir()
+    assert detect_format(d) == "eventlog"
+    (tmp_path / "x.gz").write_bytes(b"whatever")
+    assert detect_format(tmp_path / "x.gz") == "eventlog"
+    garbage = b"{garbage\n\n"
+    _write(tmp_path / "r", garbage, encode(HEADER))
+    assert detect_format(tmp_path / "r") == "recording"
+    _write(tmp_path / "e", garbage, json.dumps(LINES[0]).encode() + b"\n")
+    assert detect_format(tmp_path / "e") == "eventlog"
+    _write(tmp_path / "half-e", b'{"Event":"SparkListenerLogStart","Spark Vers')
+    assert detect_format(tmp_path / "half-e") == "eventlog"
+    _write(tmp_path / "half-e2", b'  {"Block": 1, "Event": "SparkListenerLogStart", "Spark')
+    assert detect_format(tmp_path / "half-e2") == "eventlog"
+    _write(tmp_path / "half-r", b'{"v":1,"kind":"head')
+    assert detect_format(tmp_path / "half-r") == "recording"
+    _write(tmp_path / "empty")
+    assert detect_format(tmp_path / "empty") == "recording"
+    for name, data in (("blank", b"\n\n"), ("text", b"hello\n"), ("event-late", b"x" * 200 + b'"Event":1')):
+        _write(tmp_path / name, data)
+        with pytest.raises(EventSourceError) as e:
+            detect_format(tmp_path / name)
+        assert str(e.value) == f"{tmp_path / name}: neither a streamwatch recording nor a Spark event log"
+    with pytest.raises(EventSourceError, match=r"missing: no such file or directory$"):
+        detect_format(tmp_path / "missing")
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(EventSourceError, match=r"fifo: not a regular file$"):
+        detect_format(tmp_path / "fifo")
+
+
+def test_detect_format_looks_at_the_first_lines_only(tmp_path):
+    within = b"{bad\n" * (DETECT_LINES - 1) + encode(HEADER)
+    _write(tmp_path / "within", within)
+    assert detect_format(tmp_path / "within") == "recording"
+    _write(tmp_path / "beyond", b"{bad\n" * DETECT_LINES + encode(HEADER))
+    with pytest.raises(EventSourceError, match="neither"):
+        detect_format(tmp_path / "beyond")
+
+
+def test_the_report_counts_every_bad_line_and_keeps_five(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    lines = [encode(HEADER), b"\n"] + [b"{bad %d\n" % i for i in range(7)]
+    lines += [encode(RecordingHeader(9, app={"appId": "later"})), encode(UnsupportedEvent("c", "r", 1))]
+    lines += [b'{"v":1,"kind":"future"}\n', encode(EVENTS[0]), encode(EVENTS[1]).rstrip(b"\n")]
+    _write(path, *lines)
+    report = ReadReport()
+    got = list(read_recording(path, report))
+    assert got == [UnsupportedEvent("c", "r", 1), EVENTS[0]]
+    assert (report.bad_lines, report.unknown, report.unsupported) == (8, 1, 1)
+    assert report.header.app == {"appId": "a-1"}  # the first header wins
+    assert len(report.problems) == 5 and report.problems[0].startswith("rec.jsonl:3: ")
+    report = ReadReport()
+    list(recording_lines(io.BytesIO(b"\n".join(lines[10:]) + b""), report, "x"))
+    assert report.problems == ["x:7: truncated last line"]
+
+
+def test_segments_without_the_active_file(tmp_path):
+    (tmp_path / "rec.jsonl.1").write_bytes(encode(HEADER) + encode(EVENTS[0]))
+    assert list(read_recording(tmp_path / "rec.jsonl")) == [EVENTS[0]]
+    assert list(read_events(tmp_path / "rec.jsonl")) == [EVENTS[0]]
+    with pytest.raises(EventSourceError) as e:
+        list(read_recording(tmp_path / "other.jsonl"))
+    assert str(e.value) == f"{tmp_path / 'other.jsonl'}: no such file"
+
+
+def _follow(path, want: int) -> tuple[threading.Thread, threading.Event, list[object]]:
+    stop = threading.Event()
+    seen: list[object] = []
+
+    def run() -> None:
+        for e in read_events(path, follow=True, stop=stop, poll_s=0.02):
+            seen.append(e)
+            if len(seen) == want:
+                stop.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, stop, seen
+
+
+def test_follow_waits_for_a_half_written_first_line(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    line = encode(HEADER)
+    path.write_bytes(line[:10])  # neither recording nor event log can be told yet
+    t, stop, seen = _follow(path, 1)
+    with open(path, "ab") as fh:
+        fh.write(line[10:] + encode(EVENTS[0]))
+    t.join(20)
+    stop.set()
+    assert seen == [EVENTS[0]]
+
+
+def test_follow_a_file_that_does_not_exist_yet(tmp_path):
+    path = tmp_path / "later.jsonl"
+    t, stop, seen = _follow(path, 2)
+    with JsonlRecorder(path, header=HEADER) as rec:
+        rec.write(EVENTS[0])
+        rec.write(EVENTS[2])
+    t.join(20)
+    stop.set()
+    assert seen == [EVENTS[0], EVENTS[2]] and isinstance(seen[0], QueryStarted)
+
+
+def test_follow_an_event_log_file(tmp_path):
+    path = tmp_path / "app-1"
+    path.write_bytes(json.dumps(LINES[0]).encode() + b"\n")
+    t, stop, seen = _follow(path, 1)
+    with open(path, "ab") as fh:
+        fh.write(json.dumps(LINES[3]).encode() + b"\n")
+    t.join(20)
+    stop.set()
+    assert [type(e) for e in seen] == [QueryStarted]
