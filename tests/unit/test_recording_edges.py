@@ -9,6 +9,8 @@ import io
 import json
 import os
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -182,13 +184,19 @@ def test_detect_format(tmp_path):
     assert detect_format(tmp_path / "half-r") == "recording"
     _write(tmp_path / "empty")
     assert detect_format(tmp_path / "empty") == "recording"
-    for name, data in (("blank", b"\n\n"), ("text", b"hello\n"), ("event-late", b"x" * 200 + b'"Event":1')):
+    _write(tmp_path / "event-192", b"x" * 192 + b'"Event":1')  # '"Event":' inside the first 200 bytes
+    assert detect_format(tmp_path / "event-192") == "eventlog"
+    for name, data in (("blank", b"\n\n"), ("text", b"hello\n"), ("event-late", b"x" * 193 + b'"Event":1'),
+                       ("list", b"[1, 2]\n"), ("dict", b'{"a": 1}\n'), ("Kind", b'{"KIND"')):
         _write(tmp_path / name, data)
         with pytest.raises(EventSourceError) as e:
             detect_format(tmp_path / name)
         assert str(e.value) == f"{tmp_path / name}: neither a streamwatch recording nor a Spark event log"
     with pytest.raises(EventSourceError, match=r"missing: no such file or directory$"):
         detect_format(tmp_path / "missing")
+    if Path("/proc/self/mem").is_file():  # a regular file whose read fails (EIO): the OS's words
+        with pytest.raises(EventSourceError, match=r"^/proc/self/mem: Input/output error$"):
+            detect_format(Path("/proc/self/mem"))
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(EventSourceError, match=r"fifo: not a regular file$"):
         detect_format(tmp_path / "fifo")
@@ -276,3 +284,40 @@ def test_follow_an_event_log_file(tmp_path):
     t.join(20)
     stop.set()
     assert [type(e) for e in seen] == [QueryStarted]
+
+
+def test_unrecordable_objects_are_ignored_and_times_are_now(tmp_path):
+    before = int(time.time() * 1000)
+    rec = JsonlRecorder(tmp_path / "a" / "b" / "rec.jsonl")  # folders are created
+    progress = _progress(0)
+    assert not rec.write(progress.sources[0])  # a model part with to_dict but no event kind
+    assert not rec.write(progress.sink)
+    assert rec.write(progress) and rec.written == 1
+    rec.close()
+    after = int(time.time() * 1000)
+    assert before <= rec.header.time_ms <= after  # the default header's time: now, epoch ms
+    t = json.loads((tmp_path / "a" / "b" / "rec.jsonl").read_bytes().splitlines()[1])["t"]
+    assert before <= t <= after  # recorded at write time, epoch ms
+
+
+def test_the_next_rotation_counts_from_the_fresh_header(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    longer, shorter = _progress(10), _progress(0)  # "batchId":10 is one byte longer
+    limit = len(encode(HEADER)) + len(encode(longer, recorded_ms=1_700_000_000_000))
+    with JsonlRecorder(path, header=HEADER, max_bytes=limit) as rec:
+        rec.write(longer)
+        assert rec.rotations == 1
+        rec.write(shorter)  # header + shorter is one byte under the limit
+        assert rec.rotations == 1
+        rec.write(shorter)
+        assert rec.rotations == 2
+
+
+def test_recording_to_a_pipe(tmp_path):
+    r, w = os.pipe()
+    with open(r, "rb") as out, open(w, "wb") as pipe:  # `streamwatch log -o - | …`: no tell() on a pipe
+        with JsonlRecorder("-", header=HEADER, stream=pipe) as rec:
+            rec.write(EVENTS[0])
+        assert not pipe.closed
+        pipe.close()
+        assert [decode(line) for line in out.read().splitlines()] == [HEADER, EVENTS[0]]
