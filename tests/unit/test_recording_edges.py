@@ -184,10 +184,14 @@ def test_detect_format(tmp_path):
     assert detect_format(tmp_path / "half-r") == "recording"
     _write(tmp_path / "empty")
     assert detect_format(tmp_path / "empty") == "recording"
+    _write(tmp_path / "first-decides", b'{"v":1,"kind":"hea\n{garbage\n')
+    assert detect_format(tmp_path / "first-decides") == "recording"
+    _write(tmp_path / "spaced", b'{"Event" : "SparkListenerLogStart", "Spark')
+    assert detect_format(tmp_path / "spaced") == "eventlog"
     _write(tmp_path / "event-192", b"x" * 192 + b'"Event":1')  # '"Event":' inside the first 200 bytes
     assert detect_format(tmp_path / "event-192") == "eventlog"
     for name, data in (("blank", b"\n\n"), ("text", b"hello\n"), ("event-late", b"x" * 193 + b'"Event":1'),
-                       ("list", b"[1, 2]\n"), ("dict", b'{"a": 1}\n'), ("Kind", b'{"KIND"')):
+                       ("list", b"[1, 2]\n"), ("dict", b'{"a": 1}\n'), ("Kind", b'{"KIND"'), ("second", b'{garbage\n{"v":1,"kind":"hea')):
         _write(tmp_path / name, data)
         with pytest.raises(EventSourceError) as e:
             detect_format(tmp_path / name)
@@ -256,12 +260,29 @@ def test_follow_waits_for_a_half_written_first_line(tmp_path):
     path = tmp_path / "rec.jsonl"
     line = encode(HEADER)
     path.write_bytes(line[:10])  # neither recording nor event log can be told yet
-    t, stop, seen = _follow(path, 1)
+    stop, got_one = threading.Event(), threading.Event()
+    report = ReadReport()
+    events = read_events(path, report, follow=True, stop=stop, poll_s=0.01)  # chosen now, half line
+    seen: list[object] = []
+
+    def run() -> None:
+        for e in events:
+            seen.append(e)
+            got_one.set()
+            if len(seen) == 2:
+                stop.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
     with open(path, "ab") as fh:
         fh.write(line[10:] + encode(EVENTS[0]))
+    assert got_one.wait(20)
+    with open(path, "ab") as fh:  # still followed once the first line decided the format
+        fh.write(encode(EVENTS[2]))
     t.join(20)
     stop.set()
-    assert seen == [EVENTS[0]]
+    assert seen == [EVENTS[0], EVENTS[2]]
+    assert report.header == HEADER
 
 
 def test_follow_a_file_that_does_not_exist_yet(tmp_path):
