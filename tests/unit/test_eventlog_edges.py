@@ -37,6 +37,17 @@ def test_application_start_without_a_timestamp_is_time_zero(tmp_path):
     list(read_events(_log(tmp_path, {"Event": "SparkListenerApplicationStart", "App Name": "a", "App ID": "b"},
                           LINES[3]), report))
     assert report.header.time_ms == 0 and report.header.app == {"appName": "a", "appId": "b"}
+    assert report.header.conf == {}  # no SparkListenerEnvironmentUpdate
+
+
+def test_no_application_events_no_header(tmp_path):
+    report = ReadReport()
+    job = {"Event": "SparkListenerJobStart", "Job ID": 0, "Stage Infos": []}
+    assert len(list(read_events(_log(tmp_path, job, LINES[3], job), report))) == 1
+    assert report.header is None
+    report = ReadReport()
+    list(read_events(_log(tmp_path, LINES[0], LINES[3], name="app-2"), report))
+    assert report.header.time_ms == 0 and report.header.conf == {} and report.header.app == {"sparkVersion": "4.2.0"}
 
 
 def test_spark_properties_as_key_value_pairs_are_redacted(tmp_path):
@@ -60,12 +71,13 @@ def test_non_streaming_and_unknown_listener_lines(tmp_path):
     report = ReadReport()
     other = {"Event": P + "QueryRestartedEvent", "id": QID}
     not_listener = {"Event": "com.example.MyEvent", "note": "StreamingQueryListener$ in a string"}
-    events = list(read_events(_log(tmp_path, LINES[3], not_listener, other), report))
-    assert isinstance(events[0], QueryStarted) and len(events) == 2
+    events = list(read_events(_log(tmp_path, LINES[3], not_listener, other, other), report))
+    assert isinstance(events[0], QueryStarted) and len(events) == 3
+    assert events[2].line == 4
     u = events[1]
     assert isinstance(u, UnsupportedEvent)
     assert (u.event_class, u.reason, u.line) == (P + "QueryRestartedEvent", "unknown streaming listener event", 3)
-    assert report.unsupported == 1 and report.bad_lines == 0
+    assert report.unsupported == 2 and report.bad_lines == 0
     legacy = parse_line(json.dumps({"Event": P + "QueryProgress"}).encode(), 7)
     assert legacy.line == 7 and legacy.reason.startswith("Spark 2.0.x listener event")
     assert parse_line(b'{"Event":"SparkListenerJobStart"}') is None
