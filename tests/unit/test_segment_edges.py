@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 
 import fsspec
@@ -266,3 +267,17 @@ def test_follow_stops_between_segments_and_before_anything_exists(folder):
         stop.set()  # set while reading segment 1: segment 2 is not read
     assert got == [1]
     assert list(read_events(f"memory://{folder}/later.jsonl", follow=True, stop=stop)) == []
+
+
+def test_default_header_path_and_counters(folder):
+    url = f"memory://{folder}/events.jsonl"
+    before = int(time.time() * 1000)
+    with SegmentRecorder(url, segment_seconds=60) as rec:
+        for i in range(3):
+            rec.write(_progress(i))
+    after = int(time.time() * 1000)
+    assert rec.path == url and (rec.written, rec.rotations, rec.upload_errors) == (3, 1, 0)
+    assert before <= rec.header.time_ms <= after  # the default header's time: now, epoch ms
+    report = ReadReport()
+    assert [e.batch_id for e in read_events(url, report)] == [0, 1, 2]
+    assert report.header == rec.header
