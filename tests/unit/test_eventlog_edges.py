@@ -23,7 +23,7 @@ def _log(tmp_path, *lines: object, name: str = "app-1") -> object:
 
 def test_the_header_carries_the_application_facts(tmp_path):
     report = ReadReport()
-    events = list(read_events(_log(tmp_path, *LINES), report))
+    events = list(read_event_log(_log(tmp_path, *LINES), report))  # read once: no follow by default
     assert len(events) == 4
     h = report.header
     assert h.source == "eventlog"
@@ -80,6 +80,7 @@ def test_non_streaming_and_unknown_listener_lines(tmp_path):
     assert report.unsupported == 2 and report.bad_lines == 0
     legacy = parse_line(json.dumps({"Event": P + "QueryProgress"}).encode(), 7)
     assert legacy.line == 7 and legacy.reason.startswith("Spark 2.0.x listener event")
+    assert parse_line(json.dumps({"Event": P + "QueryProgress"}).encode()).line == 0  # 0: line unknown
     assert parse_line(b'{"Event":"SparkListenerJobStart"}') is None
     assert parse_line(b'["StreamingQueryListener$"]') is None
 

@@ -103,6 +103,9 @@ def test_open_recorder_passes_every_setting_on(folder, tmp_path):
     assert [e.batch_id for e in read_events(url, report)] == [2]
     assert report.header == HEADER
     path = tmp_path / "local.jsonl"
+    with open_recorder(tmp_path / "default.jsonl") as rec:
+        rec.write(EVENTS[0])
+        assert list(read_events(tmp_path / "default.jsonl")) == [EVENTS[0]]  # on disk at once by default
     rec = open_recorder(str(path), header=HEADER, flush_every=2, max_bytes=1, keep=1)
     assert isinstance(rec, JsonlRecorder) and rec.path == path
     assert (rec.flush_every, rec.max_bytes, rec.keep, rec.header) == (2, 1, 1, HEADER)
