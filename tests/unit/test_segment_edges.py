@@ -179,10 +179,13 @@ def test_a_failed_upload_is_counted_kept_and_retried(tmp_path):
         assert str(e.value).startswith(f"cannot write {d}/events.jsonl.1: ")
         assert (rec.upload_errors, rec.rotations) == (1, 0)
         rec.write(_progress(1))
+        with pytest.raises(OSError):
+            rec.flush()  # still failing: counted again, still kept
+        assert (rec.upload_errors, rec.rotations) == (2, 0)
         d.unlink()
         d.mkdir()
         rec.flush()  # the kept segment goes first, then the current one
-        assert (rec.upload_errors, rec.rotations) == (1, 2)
+        assert (rec.upload_errors, rec.rotations) == (2, 2)
     finally:
         rec.close()
     assert sorted(p.name for p in d.iterdir()) == ["events.jsonl.1", "events.jsonl.2"]
