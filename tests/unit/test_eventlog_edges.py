@@ -147,18 +147,20 @@ def test_a_missing_event_log_file_is_one_clear_error(tmp_path):
 def test_follow_a_plain_event_log_numbers_its_lines(tmp_path):
     path = tmp_path / "app-1.inprogress"
     path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in LINES[:4]))
-    stop = threading.Event()
+    stop, started = threading.Event(), threading.Event()
     seen: list[object] = []
     report = ReadReport()
 
     def follow() -> None:
         for e in read_event_log(path, report, follow=True, stop=stop, poll_s=0.02):
             seen.append(e)
+            started.set()
             if len(seen) == 3:
                 stop.set()
 
     reader = threading.Thread(target=follow, daemon=True)
     reader.start()
+    assert started.wait(20)  # the query start is read before Spark appends the rest
     with open(path, "ab") as fh:
         fh.write(json.dumps({"Event": P + "QueryProgressEvent", "progress": 1}).encode() + b"\n")
         fh.write(json.dumps(LINES[5]).encode() + b"\n")
