@@ -233,20 +233,22 @@ def test_the_report_counts_every_bad_line_and_keeps_five(tmp_path):
 
 
 def test_segments_without_the_active_file(tmp_path):
-    (tmp_path / "rec.jsonl.1").write_bytes(encode(HEADER) + encode(EVENTS[0]))
-    assert list(read_recording(tmp_path / "rec.jsonl")) == [EVENTS[0]]
+    (tmp_path / "rec.jsonl.1").write_bytes(encode(HEADER) + b"{bad\n" + encode(EVENTS[0]))
+    report = ReadReport()
+    assert list(read_recording(tmp_path / "rec.jsonl", report)) == [EVENTS[0]]
+    assert report.problems[0].startswith("rec.jsonl.1:2: ")  # the segment and line of a bad line
     assert list(read_events(tmp_path / "rec.jsonl")) == [EVENTS[0]]
     with pytest.raises(EventSourceError) as e:
         list(read_recording(tmp_path / "other.jsonl"))
     assert str(e.value) == f"{tmp_path / 'other.jsonl'}: no such file"
 
 
-def _follow(path, want: int) -> tuple[threading.Thread, threading.Event, list[object]]:
+def _follow(path, want: int, report: ReadReport | None = None) -> tuple[threading.Thread, threading.Event, list[object]]:
     stop = threading.Event()
     seen: list[object] = []
 
     def run() -> None:
-        for e in read_events(path, follow=True, stop=stop, poll_s=0.02):
+        for e in read_events(path, report, follow=True, stop=stop, poll_s=0.02):
             seen.append(e)
             if len(seen) == want:
                 stop.set()
@@ -287,13 +289,17 @@ def test_follow_waits_for_a_half_written_first_line(tmp_path):
 
 def test_follow_a_file_that_does_not_exist_yet(tmp_path):
     path = tmp_path / "later.jsonl"
-    t, stop, seen = _follow(path, 2)
+    report = ReadReport()
+    t, stop, seen = _follow(path, 2, report)
     with JsonlRecorder(path, header=HEADER) as rec:
         rec.write(EVENTS[0])
+        with open(path, "ab") as fh:
+            fh.write(b"{bad\n")  # a line another writer broke
         rec.write(EVENTS[2])
     t.join(20)
     stop.set()
     assert seen == [EVENTS[0], EVENTS[2]] and isinstance(seen[0], QueryStarted)
+    assert report.bad_lines == 1 and report.problems[0].startswith("later.jsonl: ")
 
 
 def test_follow_an_event_log_file(tmp_path):
