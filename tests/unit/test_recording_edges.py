@@ -24,8 +24,9 @@ from streamwatch.events.reader import (
     read_recording,
 )
 from streamwatch.events.source import recording_lines
-from streamwatch.model.events import QueryStarted, UnsupportedEvent
+from streamwatch.model.events import QueryProgress, QueryStarted, UnsupportedEvent
 from tests.unit.test_eventlog import LINES
+from tests.unit.test_events_model import PROGRESS
 from tests.unit.test_jsonl import EVENTS, _progress
 
 HEADER = RecordingHeader(1_700_000_000_000, app={"appId": "a-1"})
@@ -348,3 +349,17 @@ def test_recording_to_a_pipe(tmp_path):
         assert not pipe.closed
         pipe.close()
         assert [decode(line) for line in out.read().splitlines()] == [HEADER, EVENTS[0]]
+
+
+def test_follow_an_event_longer_than_one_read_and_blank_lines_in_segments(tmp_path):
+    path = tmp_path / "rec.jsonl"
+    big = QueryProgress.from_dict({**PROGRESS, "batchId": 5, "name": "q" * 100_000})  # > the 64 KiB read size
+    (tmp_path / "rec.jsonl.1").write_bytes(encode(HEADER) + b"\n" + encode(EVENTS[0]) + b"  \n")
+    report = ReadReport()
+    t, stop, seen = _follow(path, 2, report)
+    with JsonlRecorder(path, header=HEADER) as rec:
+        rec.write(big)
+    t.join(20)
+    stop.set()
+    assert seen == [EVENTS[0], big]
+    assert (report.bad_lines, report.header) == (0, HEADER)
