@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
 
+from streamwatch.model.location import Location
 from streamwatch.model.runtime import QueryPlan, RunPlan
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,26 +26,61 @@ if TYPE_CHECKING:  # pragma: no cover
 KAFKA_BOOTSTRAP_FILE = ".kafka-bootstrap"
 
 
-@dataclass(frozen=True)
-class Workspace:
-    """Folders of one pipeline run under ``root`` (default ``./streamwatch-workspace``):
-    ``landing/<pipeline>/<source>``, ``tables/<pipeline>/<table>``,
-    ``checkpoints/<pipeline>/<layer>``, ``archive/<pipeline>/<source>`` (files a file source
-    moved away after processing them, ``cleanSource=archive``), ``logs/``."""
+#: The local folder ``streamwatch run``/``log``/``land`` use by default, and where an
+#: object-store workspace keeps its local part (landing files, archive, logs).
+DEFAULT_WORKSPACE = Path("streamwatch-workspace")
 
-    root: Path
+
+@dataclass(frozen=True, init=False)
+class Workspace:
+    """Folders of one pipeline run.
+
+    What Spark writes — ``tables/<pipeline>/<table>`` and ``checkpoints/<pipeline>/<layer>`` —
+    is under ``root``, a :class:`~streamwatch.model.location.Location`: a local folder or an
+    S3 prefix (``s3a://bucket/prefix``). What arrives and what is kept on this machine —
+    ``landing/<pipeline>/<source>`` (written atomically by rename and watched with watchdog,
+    neither of which an object store offers), ``archive/<pipeline>/<source>`` (files a file
+    source moved away, ``cleanSource=archive``; Spark moves them on the landing folder's file
+    system) and ``logs/`` — is under ``local``, a local folder: ``root`` itself for a local
+    workspace, :data:`DEFAULT_WORKSPACE` (or the ``local`` given) for an object-store one.
+
+    ``Workspace(path)`` is the local workspace at ``path``; :meth:`at` parses what a user typed."""
+
+    root: Location
+    local: Path
+
+    def __init__(self, root: "Location | str | Path", local: Path | None = None) -> None:
+        loc = root if isinstance(root, Location) else Location.parse(root)
+        if loc.is_local:
+            here = Path(loc)
+        else:
+            here = (local or DEFAULT_WORKSPACE).expanduser().absolute()
+        object.__setattr__(self, "root", loc)
+        object.__setattr__(self, "local", here)
+
+    @classmethod
+    def at(cls, text: "str | Path", local: Path | None = None) -> "Workspace":
+        """The workspace a ``--workspace`` value names: a folder, ``file://…``,
+        ``s3a://BUCKET/PREFIX`` or ``s3://BUCKET/PREFIX``. Raises
+        :class:`~streamwatch.model.location.LocationError` (a ``ValueError``, one line)."""
+        return cls(Location.parse(text), local)
+
+    @property
+    def logs(self) -> Path:
+        """``logs/`` (Spark's own output, ``spark.log``): always local."""
+        return self.local / "logs"
 
     def landing(self, pipeline: str, source: str) -> Path:
-        return self.root / "landing" / pipeline / source
+        return self.local / "landing" / pipeline / source
 
-    def table(self, pipeline: str, table: str) -> Path:
-        return self.root / "tables" / pipeline / table
+    def table(self, pipeline: str, table: str) -> Location:
+        return self.root / f"tables/{pipeline}/{table}"
 
-    def checkpoint(self, pipeline: str, layer: str) -> Path:
-        return self.root / "checkpoints" / pipeline / layer
+    def checkpoint(self, pipeline: str, layer: str) -> Location:
+        return self.root / f"checkpoints/{pipeline}/{layer}"
 
     def archive(self, pipeline: str, source: str) -> Path:
-        return self.root / "archive" / pipeline / source
+        return self.local / "archive" / pipeline / source
 
 
 class DataFactory(Protocol):
@@ -225,8 +261,8 @@ def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
             QueryPlan(
                 query_name=pipeline.query_name(layer),
                 layer=layer.name,
-                checkpoint=str(workspace.checkpoint(pipeline.name, layer.name)),
-                table="" if layer.sink == "memory" else str(workspace.table(pipeline.name, layer.table)),
+                checkpoint=workspace.checkpoint(pipeline.name, layer.name).fsspec_uri,
+                table="" if layer.sink == "memory" else workspace.table(pipeline.name, layer.table).fsspec_uri,
                 sink=layer.sink,
                 upstream=tuple(pipeline.query_name(pipeline.layer(u)) for u in layer.upstream),
                 landing=tuple(str(workspace.landing(pipeline.name, src)) for src in layer.landing),
@@ -288,22 +324,25 @@ def get_pipeline(name: str) -> Pipeline:
     return pipelines[name]
 
 
-def table_of_checkpoint(checkpoint: str | Path) -> Path | None:
+def table_of_checkpoint(checkpoint: str | Path | Location) -> Location | None:
     """The table folder a workspace checkpoint's query writes, taken from the pipeline
     definition: ``<root>/checkpoints/<pipeline>/<layer>`` → ``<root>/tables/<pipeline>/<table>``
-    (flights' ``enriched`` → ``tables/flights/flights_weather``). None when the path is not laid
-    out like a workspace, the pipeline or layer is unknown, or the layer writes Spark's memory
-    sink (no folder)."""
-    if "://" in str(checkpoint):
+    (flights' ``enriched`` → ``tables/flights/flights_weather``), local or in a bucket
+    (``s3://b/ws/checkpoints/flights/gold`` → ``s3://b/ws/tables/flights/gold``). None when
+    the path is not laid out like a workspace, the pipeline or layer is unknown, or the layer
+    writes Spark's memory sink (no folder)."""
+    try:
+        loc = checkpoint if isinstance(checkpoint, Location) else Location.parse(checkpoint)
+    except ValueError:
         return None
-    parts = Path(checkpoint).expanduser().absolute().parts
-    if len(parts) < 4 or parts[-3] != "checkpoints":
+    folder = loc.parent
+    if not loc.name or folder.parent.name != "checkpoints":
         return None
     try:
-        pipeline = get_pipeline(parts[-2])
-        layer = pipeline.layer(parts[-1])
+        pipeline = get_pipeline(folder.name)
+        layer = pipeline.layer(loc.name)
     except KeyError:
         return None
     if layer.sink == "memory":
         return None
-    return Workspace(Path(*parts[:-3])).table(pipeline.name, layer.table)
+    return Workspace(folder.parent.parent).table(pipeline.name, layer.table)

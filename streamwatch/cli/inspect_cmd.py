@@ -35,6 +35,17 @@ PATH is ever written.
 """
 
 
+def _is_folder(path: str) -> bool:
+    """Whether ``path`` (local or an fsspec URL) is an existing folder; False when unreadable."""
+    from streamwatch.checkpoint.fs import open_storage
+
+    try:
+        storage, inner = open_storage(path)
+        return storage.kind(inner) == "dir"
+    except Exception:  # noqa: BLE001 - no table to show, the checkpoint is still read
+        return False
+
+
 def _fail(msg: str) -> None:
     click.echo(f"streamwatch inspect: {msg}", err=True)
     sys.exit(ExitCode.UNREADABLE)
@@ -108,7 +119,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
         from streamwatch.pipeline import table_of_checkpoint
 
         table = table_of_checkpoint(path)
-        sink = str(table) if table is not None and table.is_dir() else None
+        sink = str(table) if table is not None and _is_folder(str(table)) else None
     try:
         cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes)
     except CheckpointError as e:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect as pyinspect
 import sys
-from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -48,14 +47,14 @@ def _fail(message: str) -> NoReturn:
               help="Fraction of malformed records (they end up in the quarantine table).")
 @click.option("--late-ratio", type=click.FloatRange(0.0, 1.0), default=None,
               help="Fraction of records landed late and out of order (dropped by the watermark).")
-@click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("streamwatch-workspace"), show_default=True,
-              help="Workspace whose landing/<pipeline>/<source>/ folders receive the files.")
+@click.option("--workspace", default="streamwatch-workspace", show_default=True, metavar="DIR|s3a://BUCKET/PREFIX",
+              help="Workspace whose landing/<pipeline>/<source>/ folders receive the files (an s3a:// "
+                   "workspace lands in ./streamwatch-workspace, where `run/log` on it read).")
 @click.option("--kafka-bootstrap", default=None, metavar="HOST:PORT",
               help="Kafka pipelines (clicks): the broker to produce to. Default: the broker of the "
                    "`streamwatch run/log` running on --workspace.")
 def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: float | None,
-         workspace: Path, kafka_bootstrap: str | None) -> None:
+         workspace: str, kafka_bootstrap: str | None) -> None:
     """Land the next FILES input files of PIPELINE into its landing directories.
 
     Each file is written under a hidden temporary name and then renamed, so a
@@ -71,7 +70,10 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:
         _fail(e.args[0])
-    ws = Workspace(workspace)
+    try:
+        ws = Workspace.at(workspace)  # an s3a:// workspace lands in its local folder
+    except ValueError as e:
+        _fail(f"--workspace {e.args[0]}")
     wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio),
                                 ("bootstrap", kafka_bootstrap)) if v is not None}
     for option in wanted:

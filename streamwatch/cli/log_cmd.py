@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import check_run_options, run_options
+from streamwatch.cli.options import check_run_options, object_store_unavailable, run_options
 from streamwatch.errors import ExitCode, one_line
 
 EPILOG = """\b
@@ -26,6 +26,9 @@ Examples:
   streamwatch log --out ev.jsonl --max-bytes 50000000 --prometheus 9108
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments
+  streamwatch log --workspace s3a://my-bucket/ws --trigger availableNow --out run.jsonl
+                                                           tables and checkpoints on S3 (make jars-s3;
+                                                           endpoint from AWS_ENDPOINT_URL), landing local
   streamwatch log --remote sc://127.0.0.1:15002 --workspace /shared/ws --out ev.jsonl
                                                            through a Spark Connect server (the
                                                            server must see --workspace's path)
@@ -61,7 +64,7 @@ Exit codes:
               help="Run the pipeline through this Spark Connect server instead of a Spark in this "
                    "process (not with --master); the server reads and writes WORKSPACE by its path.")
 @KAFKA_OPTION
-def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
+def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
         flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None,
         remote: str | None, kafka_bootstrap: str | None) -> None:
@@ -82,17 +85,14 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
     def say(msg: str) -> None:
         click.echo(f"streamwatch log: {msg}", err=True)
 
-    from streamwatch.pipeline import Workspace
-
     try:
-        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
+        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
         if remote is not None:
             from streamwatch.spark.connect import parse_remote
 
             if master is not None:
                 raise ValueError("--remote and --master exclude each other (the Connect server has its own master)")
-            parse_remote(remote)
-            workspace = workspace.resolve()  # the server resolves paths against its own folder
+            parse_remote(remote)  # the workspace is absolute: the server resolves paths against its own folder
     except ValueError as e:
         say(e.args[0])
         sys.exit(ExitCode.USAGE)
@@ -116,7 +116,10 @@ def log(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
             say(f"cannot write {out}: {e.strerror or e}")
             sys.exit(ExitCode.UNREADABLE)
     recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
-    ws = Workspace(workspace)
+    ws = choice.workspace
+    if remote is None and object_store_unavailable(ws):
+        say(object_store_unavailable(ws))
+        sys.exit(ExitCode.ERRORS)
     code: int = ExitCode.OK
     try:
         with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
@@ -143,8 +146,8 @@ def _start_spark(choice, ws, ui, remote, say):
     from streamwatch.spark.tableformat import decide_table_format
 
     master = choice.master or default_master().strip()
-    say(f"starting Spark on {master} (logs: {ws.root / 'logs' / 'spark.log'})")
-    return create_session(SessionConfig(workspace=ws.root, master=master, ui=ui, table_format=decide_table_format()))
+    say(f"starting Spark on {master} (logs: {ws.logs / 'spark.log'})")
+    return create_session(SessionConfig(workspace=ws.local, master=master, ui=ui, table_format=decide_table_format()))
 
 
 def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,

@@ -4,21 +4,22 @@ and their checks before Spark starts (no pyspark import)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from streamwatch.analysis.triggers import parse_trigger
-from streamwatch.pipeline import Pipeline, get_pipeline
+from streamwatch.pipeline import DEFAULT_WORKSPACE, Pipeline, Workspace, get_pipeline
 
 _OPTIONS = (
     click.option("--pipeline", "pipeline_name", default="flights", show_default=True,
                  help="Bundled (or plugged-in) pipeline to run; see `streamwatch pipelines`."),
-    click.option("--workspace", type=click.Path(file_okay=False, path_type=Path),
-                 default=Path("streamwatch-workspace"), show_default=True,
-                 help="Folder for landing files, tables, checkpoints and logs/spark.log."),
+    click.option("--workspace", default=str(DEFAULT_WORKSPACE), show_default=True, metavar="DIR|s3a://BUCKET/PREFIX",
+                 help="Folder for landing files, tables, checkpoints and logs/spark.log; or an S3 prefix "
+                      "(s3a://BUCKET/PREFIX, needs `make jars-s3`) for the tables and checkpoints, the "
+                      "landing files and logs then staying in ./streamwatch-workspace."),
     click.option("--trigger", default="processingTime=2 seconds", show_default=True,
                  help="default | availableNow | once | processingTime=<interval> (e.g. 2s, 500ms)."),
     click.option("--output-mode", "output_mode_specs", multiple=True, metavar="LAYER=MODE",
@@ -47,18 +48,24 @@ def run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class RunChoice:
-    """The checked options: the pipeline, its output-mode overrides (``{layer: mode}``) and
-    the master URL (None: ``STREAMWATCH_MASTER`` or ``local[*]``)."""
+    """The checked options: the pipeline, its output-mode overrides (``{layer: mode}``),
+    the master URL (None: ``STREAMWATCH_MASTER`` or ``local[*]``) and the workspace."""
 
     pipeline: Pipeline
     output_modes: dict[str, str]
     master: str | None
+    workspace: Workspace = field(default_factory=lambda: Workspace(DEFAULT_WORKSPACE))
 
 
 def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
-                      max_files: int | None, master: str | None) -> RunChoice:
+                      max_files: int | None, master: str | None, workspace: str | Path = DEFAULT_WORKSPACE) -> RunChoice:
     """Checks the shared options before Spark starts. Raises ``ValueError`` with a one-line
-    message for an unknown pipeline, trigger spec, layer or output mode, and for bad numbers."""
+    message for an unknown pipeline, trigger spec, layer or output mode, for bad numbers and
+    for a workspace URL that is not a folder, ``s3a://BUCKET/PREFIX`` or ``s3://BUCKET/PREFIX``."""
+    try:
+        ws = Workspace.at(workspace)
+    except ValueError as e:
+        raise ValueError(f"--workspace {e.args[0]}") from None
     try:
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:
@@ -71,4 +78,17 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
         raise ValueError("--max-files must be >= 0")
     if master is not None and not master.strip():
         raise ValueError("--master must not be empty")
-    return RunChoice(pipeline, modes, master.strip() if master else None)
+    return RunChoice(pipeline, modes, master.strip() if master else None, ws)
+
+
+def object_store_unavailable(ws: Workspace) -> str | None:
+    """Why Spark in this process cannot write ``ws`` — an ``s3a://`` workspace while
+    ``hadoop-aws`` (``make jars-s3``) is not resolved — as one line; None when it can."""
+    if ws.root.is_local:
+        return None
+    from streamwatch.spark.tableformat import decide_table_format  # no pyspark import
+
+    if decide_table_format().s3:
+        return None
+    return (f"--workspace {ws.root.spark_uri}: Spark needs hadoop-aws for s3a:// and it is not resolved "
+            "(run `make jars-s3`, which needs mvn and Maven Central)")

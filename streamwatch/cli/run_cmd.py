@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import check_run_options, run_options
+from streamwatch.cli.options import check_run_options, object_store_unavailable, run_options
 from streamwatch.errors import ExitCode
 
 
@@ -17,7 +16,7 @@ from streamwatch.errors import ExitCode
 @click.option("--history", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Progress updates kept per query for the detail charts.")
 @KAFKA_OPTION
-def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
+def run(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, history: int, kafka_bootstrap: str | None) -> None:
     """Open the dashboard and run PIPELINE's bronze → silver → gold queries
     in-process on Spark (local[*] unless --master), landing real data as it goes.
@@ -47,15 +46,14 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
       streamwatch run --trigger processingTime=5s --land-every 0.5 --max-files 200
       streamwatch run --trigger availableNow --max-files 0     what landed, layer by layer
       streamwatch run --workspace /tmp/ws --no-ui --history 50000
+      streamwatch run --workspace s3a://my-bucket/streamwatch   tables, checkpoints on S3
       streamwatch run --output-mode gold=complete
       streamwatch run --master spark://127.0.0.1:7077
       streamwatch run --pipeline clicks                         with its own Kafka broker
       streamwatch run --pipeline clicks --kafka-bootstrap 127.0.0.1:9092
     """
-    from streamwatch.pipeline import Workspace
-
     try:
-        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master)
+        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
     except ValueError as e:
         click.echo(f"streamwatch run: {e.args[0]}", err=True)
         sys.exit(ExitCode.USAGE)
@@ -66,7 +64,10 @@ def run(pipeline_name: str, workspace: Path, trigger: str, output_mode_specs: tu
     def say(msg: str) -> None:
         click.echo(f"streamwatch run: {msg}", err=True)
 
-    ws = Workspace(workspace)
+    ws = choice.workspace
+    if object_store_unavailable(ws):
+        say(object_store_unavailable(ws))
+        sys.exit(ExitCode.ERRORS)
     try:
         with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
             backend = LiveBackend(

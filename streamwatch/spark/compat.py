@@ -73,7 +73,8 @@ def bundled_writer(spark, pipeline_name: str, layer: str, workspace: str, table_
     except KeyError as e:
         raise QueryLoadError(e.args[0]) from None
     ws = Workspace(Path(workspace))
-    fmt = table_format or ("delta" if (ws.table(pipeline.name, target.table) / "_delta_log").is_dir() else "parquet")
+    table = ws.table(pipeline.name, target.table)
+    fmt = table_format or ("delta" if table.is_local and (Path(table) / "_delta_log").is_dir() else "parquet")
     runner = PipelineRunner(spark, pipeline, ws, fmt)
     try:
         return runner.layer_writer(layer)

@@ -110,7 +110,7 @@ class LiveBackend(Backend):
 
             decision = decide_table_format(forced=self._table_format)
             self._spark, info = create_session(
-                SessionConfig(workspace=self.workspace.root, master=self._master or default_master(), ui=self._ui,
+                SessionConfig(workspace=self.workspace.local, master=self._master or default_master(), ui=self._ui,
                               table_format=decision)
             )
         elif is_connect_session(self._spark):  # Spark Connect: no SparkContext on this side
@@ -158,7 +158,7 @@ class LiveBackend(Backend):
                 emit(RuntimeNotice("warning", note))
             self.runner.start(self.trigger, notify=self.bus.publish, lock=self._lock)
             bootstrap = (self._options or {}).get("kafka_bootstrap")
-            kafka = {self.pipeline.query_name(la): str(self.workspace.checkpoint(self.pipeline.name, la.name))
+            kafka = {self.pipeline.query_name(la): self.workspace.checkpoint(self.pipeline.name, la.name).fsspec_uri
                      for la in self.pipeline.layers if la.source == "kafka"}
             if bootstrap and kafka:
                 self._lag = LagPoller(kafka, bootstrap, self.bus.publish).start()

@@ -77,7 +77,7 @@ class PipelineRunner:
         self.spark = spark
         self.pipeline = pipeline
         self.workspace = workspace
-        self.tables = Tables(spark, table_format, workspace.root / "tables" / pipeline.name)  # type: ignore[arg-type]
+        self.tables = Tables(spark, table_format, workspace.root / f"tables/{pipeline.name}")  # type: ignore[arg-type]
         self.ctx = LayerContext(
             spark=spark,
             tables=self.tables,

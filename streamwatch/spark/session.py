@@ -65,6 +65,27 @@ class SessionConfig:
     executor_wait_s: float = 30.0
 
 
+def s3a_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Spark settings pointing Hadoop's S3A connector (``s3a://``) at the S3 endpoint that
+    boto3 and s3fs (``s3://``, streamwatch's readers) use, so Spark and the readers see one
+    store: ``AWS_ENDPOINT_URL_S3`` or ``AWS_ENDPOINT_URL`` → ``fs.s3a.endpoint`` with
+    path-style access (S3-compatible servers such as MinIO expect it) and SSL as the URL's
+    scheme says; ``AWS_REGION``/``AWS_DEFAULT_REGION`` → ``fs.s3a.endpoint.region``. Empty
+    without an endpoint variable (AWS's own S3: S3A's defaults). Credentials need no setting:
+    S3A's default chain reads ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, profiles and
+    instance roles. ``SessionConfig.conf`` overrides any of these."""
+    env = os.environ if env is None else env
+    endpoint = (env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or "").strip()
+    if not endpoint:
+        return {}
+    out = {"spark.hadoop.fs.s3a.endpoint": endpoint, "spark.hadoop.fs.s3a.path.style.access": "true",
+           "spark.hadoop.fs.s3a.connection.ssl.enabled": "false" if endpoint.startswith("http://") else "true"}
+    region = (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip()
+    if region:
+        out["spark.hadoop.fs.s3a.endpoint.region"] = region
+    return out
+
+
 def _spark_conf(cfg: SessionConfig, decision: TableFormatDecision) -> SparkConf:
     warehouse = (cfg.workspace / "warehouse").resolve()
     conf = (
@@ -83,7 +104,7 @@ def _spark_conf(cfg: SessionConfig, decision: TableFormatDecision) -> SparkConf:
         # Delta rebuilds a table's snapshot with 50 partitions by default: on small tables and
         # few cores that dominates every micro-batch; follow the session's shuffle partitions
         conf.set("spark.databricks.delta.snapshotPartitions", str(cfg.shuffle_partitions))
-    for k, v in {**decision.conf, **cfg.conf}.items():
+    for k, v in {**(s3a_settings() if decision.s3 else {}), **decision.conf, **cfg.conf}.items():
         conf.set(k, v)
     return conf
 

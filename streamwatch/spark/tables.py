@@ -27,6 +27,7 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.types import StructType
 
 from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, trigger_kwargs, trigger_note
+from streamwatch.model.location import Location
 
 __all__ = ["ONCE_NOTE", "TRIGGERS_HELP", "Tables", "check_continuous", "trigger_kwargs", "trigger_note"]
 
@@ -57,21 +58,29 @@ def check_continuous(query_name: str, source: str, sink: str) -> None:
         )
 
 
+def as_location(folder: Location | Path) -> Location:
+    """``folder`` as a :class:`Location` (a ``Path`` is a local folder)."""
+    return folder if isinstance(folder, Location) else Location.local(folder)
+
+
 class Tables:
     """Tables of one pipeline under ``root`` in one ``fmt``.
 
-    ``root/<name>`` holds the table's files. Schemas of tables written by streams are
-    remembered so Parquet tables can be read back as streams.
+    ``root/<name>`` holds the table's files; ``root`` is a local folder or an S3 prefix
+    (a :class:`~streamwatch.model.location.Location`; Spark reaches it as ``s3a://…``, which
+    needs ``hadoop-aws``). Schemas of tables written by streams are remembered so Parquet
+    tables can be read back as streams.
     """
 
-    def __init__(self, spark: SparkSession, fmt: TableFormat, root: Path) -> None:
+    def __init__(self, spark: SparkSession, fmt: TableFormat, root: Location | Path) -> None:
         self.spark = spark
         self.format: TableFormat = fmt
-        self.root = root
+        self.root = as_location(root)
         self._schemas: dict[str, StructType] = {}
 
     def path(self, name: str) -> str:
-        return str((self.root / name).resolve())
+        """Table ``name``'s folder as Spark names it (absolute local path or ``s3a://…``)."""
+        return (self.root / name).spark_uri
 
     def write_static(self, df: DataFrame, name: str) -> None:
         """Overwrite table ``name`` with a batch DataFrame (dimensions, lookups)."""
@@ -100,7 +109,7 @@ class Tables:
         df: DataFrame,
         name: str,
         *,
-        checkpoint: Path,
+        checkpoint: Location | Path,
         query_name: str,
         trigger: str = "default",
         output_mode: str = "append",
@@ -122,7 +131,8 @@ class Tables:
         if path is None:
             return writer.start()
         self._schemas[name] = df.schema
-        Path(path).mkdir(parents=True, exist_ok=True)
+        if self.root.is_local:  # an object store has no folders to make: keys are created by writes
+            Path(path).mkdir(parents=True, exist_ok=True)
         if self.format == "delta":
             # a downstream readStream needs the table to exist before the first commit
             self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
@@ -133,7 +143,7 @@ class Tables:
         df: DataFrame,
         name: str,
         *,
-        checkpoint: Path,
+        checkpoint: Location | Path,
         query_name: str,
         output_mode: str = "append",
         sink: Sink = "table",
@@ -160,13 +170,14 @@ class Tables:
             return not merge_keys
         return output_mode != "complete"
 
-    def _writer(self, df: DataFrame, name: str, *, checkpoint: Path, query_name: str, trigger: str, output_mode: str,
+    def _writer(self, df: DataFrame, name: str, *, checkpoint: Location | Path, query_name: str, trigger: str, output_mode: str,
                 sink: Sink, merge_keys: tuple[str, ...]) -> tuple[DataStreamWriter, str | None]:
         """(the configured writer, the table folder — None for the memory sink)."""
+        checkpoint = as_location(checkpoint)
         writer = (
             df.writeStream.queryName(query_name)
             .outputMode(output_mode)
-            .option("checkpointLocation", str(checkpoint.resolve()))
+            .option("checkpointLocation", checkpoint.spark_uri)
         )
         kwargs = trigger_kwargs(trigger)
         if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
@@ -176,7 +187,7 @@ class Tables:
         path = self.path(name)
         if self.format == "delta":
             if merge_keys:
-                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint.resolve())), path
+                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint)), path
             return writer.format("delta"), path
         if output_mode == "complete":
             return writer.foreachBatch(_overwrite_parquet(path)), path
@@ -192,7 +203,7 @@ def _overwrite_parquet(path: str):
     return overwrite
 
 
-def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Path):
+def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Location | Path):
     """foreachBatch function: ``MERGE`` a micro-batch into the Delta table at ``path`` on
     ``keys`` (matched rows updated with every column, others inserted).
 
@@ -207,7 +218,10 @@ def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Path):
     def merge(batch_df: DataFrame, batch_id: int) -> None:
         from delta.tables import DeltaTable
 
-        app_id = json.loads((checkpoint / "metadata").read_text())["id"]
+        from streamwatch.checkpoint.fs import open_storage
+
+        storage, folder = open_storage(as_location(checkpoint).fsspec_uri)  # local or s3:// (fsspec)
+        app_id = json.loads(storage.read(storage.join(folder, "metadata")))["id"]
         session = batch_df.sparkSession
         session.conf.set("spark.databricks.delta.write.txnAppId", app_id)
         session.conf.set("spark.databricks.delta.write.txnVersion", str(batch_id))

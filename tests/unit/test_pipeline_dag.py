@@ -45,7 +45,7 @@ def test_bundled_dags_and_checkpoint_tables_from_the_definition():
     assert "/ws/checkpoints/events/gold" not in events.table_of_checkpoint
     assert set(plan_run(get_pipeline("orders"), Workspace(Path("/ws")), "once").downstream("orders_silver")) == {
         "orders_gold_revenue", "orders_gold_summary"}
-    assert table_of_checkpoint("/ws/checkpoints/flights/enriched") == Path("/ws/tables/flights/flights_weather")
+    assert Path(table_of_checkpoint("/ws/checkpoints/flights/enriched")) == Path("/ws/tables/flights/flights_weather")
     assert table_of_checkpoint("/ws/checkpoints/events/gold") is None
     assert table_of_checkpoint("/elsewhere/cp") is None
 
