@@ -52,3 +52,15 @@ def moto_s3(*buckets: str) -> Iterator[S3Server]:
         s3fs.S3FileSystem.clear_instance_cache()
         mp.undo()
         server.stop()
+
+
+def point_s3a_at(spark: Any, endpoint: str) -> None:
+    """Point the running session's Hadoop S3A connector at ``endpoint`` (a loopback moto
+    server): path-style access, no SSL, the test credentials. Hadoop caches one S3A file
+    system per bucket, so a test module uses a bucket of its own."""
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001 - the session's Hadoop conf
+    for k, v in {"fs.s3a.endpoint": endpoint, "fs.s3a.path.style.access": "true",
+                 "fs.s3a.access.key": "testing", "fs.s3a.secret.key": "testing",
+                 "fs.s3a.connection.ssl.enabled": "false", "fs.s3a.endpoint.region": "us-east-1",
+                 "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}.items():
+        conf.set(k, v)
