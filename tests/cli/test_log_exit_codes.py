@@ -108,7 +108,7 @@ def test_exit_1_when_a_query_terminates_with_an_exception(tmp_path):
 
     ws = Workspace(tmp_path / "ws")
     EventsFactory(ws.landing("events", "events")).land(2)
-    cp = ws.checkpoint("events", "bronze")
+    cp = Path(ws.checkpoint("events", "bronze"))
     (cp / "offsets").mkdir(parents=True)
     (cp / "metadata").write_text('{"id":"3f1c1d0e-0000-4000-8000-000000000001"}')
     (cp / "offsets" / "0").write_text('v99\n{"batchWatermarkMs":0,"batchTimestampMs":0,"conf":{}}\n{"logOffset":0}')

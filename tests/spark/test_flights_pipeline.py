@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sample_pipelines.flights import flights_schema, gold_aggregate, silver_transform
@@ -84,7 +86,7 @@ def test_stream_stream_join_equals_batch_join(flights_run, spark):
     assert op["operatorName"] == "symmetricHashJoin"
     # rows of the last hours stay buffered (the watermark trails the newest event): never empty
     assert 0 < op["numRowsTotal"] < expected.count() * 2
-    state = ws.checkpoint("flights", "enriched") / "state" / "0"
+    state = Path(ws.checkpoint("flights", "enriched")) / "state" / "0"
     assert {p.name for p in state.iterdir()} >= {"_metadata", "0"}
 
 

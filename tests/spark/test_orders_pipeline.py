@@ -4,6 +4,7 @@ over the same input files (read back from the landing and archive directories)."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -124,7 +125,7 @@ def test_on_delta_silver_reads_bronze_as_a_delta_source_and_gold_summary_merges_
     # foreachBatch MERGE commits carry the query id as txnAppId and the batch id as txnVersion
     assert doc["sink"]["written_by_this_query"]
     assert doc["sink"]["last_txn"]["version"] == doc["batches"]["last_committed"]
-    log = ws.table("orders", "gold_summary") / "_delta_log"
+    log = Path(ws.table("orders", "gold_summary")) / "_delta_log"
     ops = [json.loads(line)["commitInfo"]["operation"] for f in sorted(log.glob("*.json"))
            for line in f.read_text().splitlines() if '"commitInfo"' in line]
     assert "MERGE" in ops

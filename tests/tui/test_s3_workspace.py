@@ -1,5 +1,5 @@
-"""A pipeline whose workspace is on object storage: flights runs (availableNow, 6 files of
-flights and of weather) with its tables and checkpoints under ``s3a://flightsws/runs/ws`` in
+"""A pipeline whose workspace is on object storage: flights runs (availableNow, 4 files of
+flights and of weather, 2 per micro-batch) with its tables and checkpoints under ``s3a://flightsws/runs/ws`` in
 the loopback moto S3 server (hadoop-aws from ``make jars-s3``), its landing files local.
 Then, read-only, through fsspec (``s3://``): the gold table equals pandas over the landed
 files; ``streamwatch inspect s3://…/checkpoints/flights/<layer>`` in a subprocess (the S3
@@ -52,9 +52,9 @@ def s3_flights(spark, table_format, s3_server, tmp_path_factory):
     s3_server.client.create_bucket(Bucket=BUCKET)
     point_s3a_at(spark, s3_server.endpoint)
     ws = Workspace.at(f"s3a://{BUCKET}/{PREFIX}", local=tmp_path_factory.mktemp("s3-ws-local"))
-    assert len(FlightsFactory(ws.landing("flights", "flights")).land(6)) == 6
-    assert len(WeatherFactory(ws.landing("flights", "weather")).land(6)) == 6
-    runner = PipelineRunner(spark, get_pipeline("flights"), ws, table_format, {"max_files_per_trigger": 4})
+    assert len(FlightsFactory(ws.landing("flights", "flights")).land(4)) == 4
+    assert len(WeatherFactory(ws.landing("flights", "weather")).land(4)) == 4
+    runner = PipelineRunner(spark, get_pipeline("flights"), ws, table_format, {"max_files_per_trigger": 2})
     runner.run_available_now(timeout_s=900)
     batches = {name: sorted({p["batchId"] for p in runner.query(name).recentProgress})
                for name in runner.pipeline.layer_names()}
@@ -72,7 +72,7 @@ def test_flights_on_s3_writes_there_and_gold_equals_pandas_over_the_landed_files
         assert f"{PREFIX}/checkpoints/flights/{layer}/commits/{batches[layer][-1]}" in keys, layer
     assert any(k.startswith(f"{PREFIX}/tables/flights/gold/") for k in keys)
     assert any(k.startswith(f"{PREFIX}/tables/flights/airlines/") for k in keys)  # the setup's static table
-    assert batches["bronze"] == [0, 1]  # 6 files, 4 per trigger
+    assert batches["bronze"] == [0, 1]  # 4 files, 2 per trigger
     # what Spark writes went to the bucket; only the landing files (and Spark's log) are local
     assert sorted(p.name for p in ws.local.iterdir()) == ["landing"]
     gold = runner.tables.read("gold")
