@@ -100,8 +100,12 @@ def test_inspect_reads_the_s3_checkpoints_spark_wrote(s3_flights, s3_server):
         assert summary["batches"]["in_flight"] is None
         assert [row["batch_id"] for row in timeline] == batches[layer], timeline
         assert all(row["offsets"] and row["commit"] for row in timeline), timeline
-        # the sink table was found from the pipeline definition, in the bucket
-        assert all(row["sink_entry"] or row["delta_versions"] for row in timeline), (summary.get("sink"), timeline)
+        # the sink table was found from the pipeline definition, in the bucket: the file sink's
+        # log names every batch; Delta's log the last one (its txn), whatever Delta does with empty ones
+        if runner.tables.format == "parquet":
+            assert all(row["sink_entry"] for row in timeline), timeline
+        else:
+            assert timeline[-1]["delta_versions"], timeline
     assert _objects(s3_server.client) == before, "inspect wrote to the bucket"
 
 
@@ -134,6 +138,6 @@ def test_dashboard_checkpoint_tab_shows_the_s3_batches(s3_flights, s3_server):
 
     ids, sink, head = asyncio.run(scenario())
     assert sorted(int(i) for i in ids) == batches["gold"]
-    assert sink == "✓ gold", sink
+    assert sink == ("✓ gold" if runner.tables.format == "parquet" else "-"), sink  # Delta: no file sink log
     assert "flights_gold" in head and "sink gold" in head, head
     assert _objects(s3_server.client) == before, "the dashboard wrote to the bucket"
