@@ -66,6 +66,8 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
         ws = Workspace.at(workspace)
     except ValueError as e:
         raise ValueError(f"--workspace {e.args[0]}") from None
+    if ws.root.is_local and ws.local.exists() and not ws.local.is_dir():
+        raise ValueError(f"--workspace {workspace}: is a file, not a folder")
     try:
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:

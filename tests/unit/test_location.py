@@ -110,3 +110,12 @@ def test_an_s3a_workspace_without_hadoop_aws_is_one_line_and_exit_3(tmp_path, mo
     assert res.exit_code == 3, res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "s3a://bkt/ws" in lines[0] and "make jars-s3" in lines[0], lines
+
+
+def test_a_workspace_that_is_a_file_is_one_line_and_exit_2(tmp_path):
+    from streamwatch.cli import main
+
+    f = tmp_path / "ws.txt"
+    f.write_text("")
+    res = CliRunner().invoke(main, ["log", "--workspace", str(f)])
+    assert res.exit_code == 2 and res.stderr.strip() == f"streamwatch log: --workspace {f}: is a file, not a folder"
