@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -101,6 +102,26 @@ def test_prediction_and_spark_agree(spark, checkpoint, unchanged, change):
         assert doc["spark"]["mismatch"].startswith("source 0 FileStreamSource[") and "/b]" in doc["spark"]["mismatch"]
     elif doc["spark"]["restarted"]:
         assert all(s["own"] for s in doc["spark"]["sources"]) and len(doc["spark"]["sources"]) == 2, doc["spark"]
+
+
+def test_swap_sources_refused_when_the_last_batch_read_them(spark, checkpoint, tmp_path, unchanged):
+    """The checkpoint as the query left it before its no-data batch 2 (a copy without
+    offsets/2 and commits/2): the last batch read a file from each source, so on restart
+    Spark lists batch 1's files from each source log again (getBatch) and refuses the other
+    source's folder; --verify reports the refusal and agrees with the prediction."""
+    unchanged(checkpoint.parent)
+    cp = tmp_path / "_checkpoint"
+    shutil.copytree(checkpoint, cp)
+    for log in ("offsets", "commits"):
+        (cp / log / "2").unlink()
+        (cp / log / ".2.crc").unlink(missing_ok=True)
+    with session_confs(spark, {k: spark.conf.get(k) for k in RESTORE}):
+        r = CliRunner().invoke(main, ["compat", str(cp), "--query", "tests.ops.compat_queries:swap_sources", "--verify", "--json"])
+    assert r.exit_code == 3, r.output
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "incompatible"
+    assert doc["spark"]["restarted"] is False and "Wrong basePath" in doc["spark"]["error"], doc["spark"]
+    assert doc["spark"]["agrees"] is True and doc["spark"]["sources"] == []
 
 
 def test_text_report_names_the_rule_and_file(spark, checkpoint, unchanged):
