@@ -318,7 +318,6 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
         except CheckpointError:
             cp_before = None
         jw = writer._jwrite
-        planned = shape(writer).sources
         opts = _scala_map(_field(jw, "extraOptions"))
         target = opts.get("path")
         if target and os.path.isdir(target.removeprefix("file:")):
@@ -343,6 +342,7 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
         if err is not None:
             line = str(getattr(err, "desc", None) or err).strip().splitlines()[0]
             return SparkAnswer(False, line[:500], ran)
-        return SparkAnswer(True, None, ran, _resumed(cp_before, progress[0] if progress else None, planned))
+        first = progress[0] if progress else None
+        return SparkAnswer(True, None, ran, _resumed(cp_before, first, shape(writer).sources if first is None else ()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
