@@ -202,7 +202,8 @@ class ResumedSource:
     the restart reports it (``SourceProgress``): ``description`` (e.g.
     ``FileStreamSource[file:/in]``; from the analyzed plan when no batch ran), ``start_offset``
     (offset JSON the source resumed from, Spark takes the offsets log entry at this index),
-    ``checkpoint_offset`` (that entry in the checkpoint's latest ``offsets/N``),
+    ``checkpoint_offset`` (that entry in the checkpoint's ``offsets/N`` of the batch before
+    the restart's first one: the latest, or the one before when an uncommitted batch re-runs),
     ``logged_folders`` (folders of the files the checkpoint's ``sources/<index>`` log lists:
     file sources only) and ``own``: False when the source resumed offsets another source
     wrote (a file source none of whose logged files lies under its folder)."""
@@ -242,6 +243,8 @@ class SparkAnswer:
     def mismatch(self) -> str | None:
         """One line naming the first source that resumed another source's offsets, else None."""
         for s in self.sources:
+            if not s.own and s.start_offset is not None and not _same_offset(s.start_offset, s.checkpoint_offset):
+                return f"source {s.index} {s.description} resumed from {s.start_offset}, not the checkpoint's {s.checkpoint_offset}"
             if not s.own:
                 return (f"source {s.index} {s.description} resumed offsets {s.start_offset} of the checkpoint's source {s.index}, "
                         f"whose log lists files under {s.logged_folders[0]}: Spark matches sources by index")
@@ -284,7 +287,11 @@ def _resumed(cp: Checkpoint | None, first_progress, planned: tuple[NewSource, ..
     logs = {s.index: s for s in cp.sources}
     out = []
     progress = list(first_progress.sources) if first_progress is not None else []
-    for i, recorded in enumerate(latest.sources):
+    # the restart's first batch resumes from the entry of the batch before it: the latest one,
+    # or the one before when Spark re-runs a planned but uncommitted last batch
+    prev = first_progress.batchId - 1 if first_progress is not None else latest.batch_id
+    resumed_from = next((o for o in cp.offsets if o.batch_id == prev), latest)
+    for i, recorded in enumerate(resumed_from.sources):
         if i < len(progress):
             desc, start = str(progress[i].description), progress[i].startOffset
             m = _FILE_SOURCE.match(desc)
