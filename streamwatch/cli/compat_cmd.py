@@ -106,7 +106,12 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
         click.echo("--verify: starting the query on a temporary copy of the checkpoint…", err=True)
         ans = sc.verify(writer, cp.path, new.sink_path)
         predicted_ok = doc["verdict"] != "incompatible"
-        doc["spark"] = {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run, "agrees": predicted_ok == ans.restarted}
+        doc["spark"] = {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run,
+                        "resumed_own_offsets": ans.resumed_own_offsets, "mismatch": ans.mismatch(),
+                        "sources": [{"index": s.index, "description": s.description, "start_offset": s.start_offset,
+                                     "checkpoint_offset": s.checkpoint_offset, "logged_folders": list(s.logged_folders), "own": s.own}
+                                    for s in ans.sources],
+                        "agrees": predicted_ok == ans.resumed}
     if as_json:
         import orjson
 
@@ -136,6 +141,6 @@ def render(doc: dict[str, Any]) -> str:
         out.append(f"  {label[r['verdict']]:<26} {r['rule']}: {r['reason']}" + (f"  [{r['checkpoint_file']}]" if r["checkpoint_file"] else ""))
     s = doc.get("spark")
     if s is not None:
-        said = "restarted" if s["restarted"] else f"refused: {s['error']}"
+        said = f"refused: {s['error']}" if not s["restarted"] else ("restarted" if s.get("mismatch") is None else f"restarted, but {s['mismatch']}")
         out.append(f"prediction: {label[doc['verdict']]} | Spark: {said} | {'agree' if s['agrees'] else 'DISAGREE'}")
     return "\n".join(out)

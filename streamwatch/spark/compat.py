@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from streamwatch.checkpoint import Checkpoint, CheckpointError, read_checkpoint
 from streamwatch.checkpoint.ops.compat_rules import OPERATOR_NAMES, RESTORED_CONFS, NewOperator, NewQuery, NewSource
 
 
@@ -197,22 +198,133 @@ def _opt(m, key: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class ResumedSource:
+    """Source ``index`` of the query restarted by :func:`verify`, as Spark's first progress of
+    the restart reports it (``SourceProgress``): ``description`` (e.g.
+    ``FileStreamSource[file:/in]``; from the analyzed plan when no batch ran), ``start_offset``
+    (offset JSON the source resumed from, Spark takes the offsets log entry at this index),
+    ``checkpoint_offset`` (that entry in the checkpoint's ``offsets/N`` of the batch before
+    the restart's first one: the latest, or the one before when an uncommitted batch re-runs),
+    ``logged_folders`` (folders of the files the checkpoint's ``sources/<index>`` log lists:
+    file sources only) and ``own``: False when the source resumed offsets another source
+    wrote (a file source none of whose logged files lies under its folder)."""
+
+    index: int
+    description: str
+    start_offset: str | None
+    checkpoint_offset: str | None
+    logged_folders: tuple[str, ...]
+    own: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SparkAnswer:
     """What Spark did when the changed query started on a copy: ``restarted`` True when it ran
-    its availableNow batches and stopped without error, else ``error`` (first line)."""
+    its availableNow batches and stopped without error, else ``error`` (first line);
+    ``sources``: what each source resumed from (empty when Spark refused before a batch)."""
 
     restarted: bool
     error: str | None
     batches_run: int
+    sources: tuple[ResumedSource, ...] = ()
+
+    @property
+    def resumed_own_offsets(self) -> bool:
+        """Every source resumed the offsets its own index wrote. Spark matches sources by
+        index in the offsets log: a swapped or moved file source may restart without error
+        (when the last batch read no file, ``getBatch`` of the recovered range reads nothing)
+        and then resume another source's file log: a restart of a different query."""
+        return all(s.own for s in self.sources)
+
+    @property
+    def resumed(self) -> bool:
+        """Spark restarted the query and every source resumed its own offsets."""
+        return self.restarted and self.resumed_own_offsets
+
+    def mismatch(self) -> str | None:
+        """One line naming the first source that resumed another source's offsets, else None."""
+        for s in self.sources:
+            if not s.own and s.start_offset is not None and not _same_offset(s.start_offset, s.checkpoint_offset):
+                return f"source {s.index} {s.description} resumed from {s.start_offset}, not the checkpoint's {s.checkpoint_offset}"
+            if not s.own:
+                return (f"source {s.index} {s.description} resumed offsets {s.start_offset} of the checkpoint's source {s.index}, "
+                        f"whose log lists files under {s.logged_folders[0]}: Spark matches sources by index")
+        return None
+
+
+_FILE_SOURCE = re.compile(r"^FileStreamSource\[(.*)\]$")
+
+
+def _under(folder: str, logged: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    f, d = _local(folder), _local(logged)
+    if any(c in f for c in "*?[{"):
+        return fnmatchcase(d, f) or fnmatchcase(d, f + "/*")
+    return d == f or d.startswith(f + "/")
+
+
+def _local(p: str) -> str:
+    p = p.removeprefix("file://").removeprefix("file:")
+    return ("/" + p.lstrip("/") if p.startswith("/") else p).rstrip("/")
+
+
+def _same_offset(a: str | None, b: str | None) -> bool:
+    try:
+        return a is not None and b is not None and orjson.loads(a) == orjson.loads(b)
+    except orjson.JSONDecodeError:
+        return a == b
+
+
+def _resumed(cp: Checkpoint | None, first_progress, planned: tuple[NewSource, ...]) -> tuple[ResumedSource, ...]:
+    """Each source of the restart against the checkpoint ``cp`` as read before the restart, at
+    its index: the description and start offset of ``first_progress`` (a
+    ``StreamingQueryProgress``, None when no batch ran: then the paths of the analyzed plan's
+    ``planned`` sources)."""
+    latest = cp.latest_offsets if cp is not None else None
+    if latest is None:
+        return ()
+    assert cp is not None
+    logs = {s.index: s for s in cp.sources}
+    out = []
+    progress = list(first_progress.sources) if first_progress is not None else []
+    # the restart's first batch resumes from the entry of the batch before it: the latest one,
+    # or the one before when Spark re-runs a planned but uncommitted last batch
+    prev = first_progress.batchId - 1 if first_progress is not None else latest.batch_id
+    resumed_from = next((o for o in cp.offsets if o.batch_id == prev), latest)
+    for i, recorded in enumerate(resumed_from.sources):
+        if i < len(progress):
+            desc, start = str(progress[i].description), progress[i].startOffset
+            m = _FILE_SOURCE.match(desc)
+            folder = m.group(1) if m else None
+        elif i < len(planned):
+            folder = planned[i].path if planned[i].kind == "file" else None
+            desc, start = f"{planned[i].kind} source {folder or ''} (no batch ran: from the analyzed plan)".replace("  ", " "), None
+        else:
+            continue
+        log = logs.get(i)
+        dirs = tuple(sorted({e.path.rsplit("/", 1)[0] for e in log.entries})) if log is not None else ()
+        own = folder is None or not dirs or any(_under(folder, d) for d in dirs)
+        if start is not None and not _same_offset(start, recorded):
+            own = False  # resumed from somewhere other than the checkpoint's entry at this index
+        out.append(ResumedSource(i, desc, start, recorded, dirs, own))
+    return tuple(out)
 
 
 def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 300) -> SparkAnswer:
     """Start ``writer`` with ``availableNow`` on a temporary copy of ``checkpoint`` (and of
-    ``sink_path`` when the writer writes to that folder); the originals are only read."""
+    ``sink_path`` when the writer writes to that folder); the originals are only read. Spark's
+    answer is whether the query ran without error, and what each source resumed from (the
+    first progress of the restart against the copy's offsets log and file source logs at
+    the same index, see :attr:`SparkAnswer.resumed_own_offsets`)."""
     tmp = tempfile.mkdtemp(prefix="streamwatch-compat-")
     try:
         cp_copy = os.path.join(tmp, "checkpoint")
         shutil.copytree(checkpoint, cp_copy, symlinks=True)
+        try:
+            cp_before: Checkpoint | None = read_checkpoint(cp_copy, full=True, sizes=False)
+        except CheckpointError:
+            cp_before = None
         jw = writer._jwrite
         opts = _scala_map(_field(jw, "extraOptions"))
         target = opts.get("path")
@@ -223,12 +335,14 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
         elif target:
             writer = writer.option("path", os.path.join(tmp, "new-sink"))
         before = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
+        progress = []
         try:
             q = writer.option("checkpointLocation", cp_copy).trigger(availableNow=True).start()
             q.awaitTermination(timeout_s)
             err = q.exception()
             if q.isActive:
                 q.stop()
+            progress = sorted((p for p in q.recentProgress if p.sources), key=lambda p: p.batchId)
         except Exception as e:  # noqa: BLE001 - Spark's refusal is the answer
             err = e
         after = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
@@ -236,6 +350,7 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
         if err is not None:
             line = str(getattr(err, "desc", None) or err).strip().splitlines()[0]
             return SparkAnswer(False, line[:500], ran)
-        return SparkAnswer(True, None, ran)
+        first = progress[0] if progress else None
+        return SparkAnswer(True, None, ran, _resumed(cp_before, first, shape(writer).sources if first is None else ()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

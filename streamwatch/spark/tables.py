@@ -117,7 +117,9 @@ class Tables:
         merge_keys: tuple[str, ...] = (),
     ) -> StreamingQuery:
         """Start a streaming query writing ``df`` to table ``name`` (``sink="table"``) or to
-        the memory table ``query_name`` (``sink="memory"``).
+        the memory table ``query_name`` (``sink="memory"``): the writer of
+        :meth:`stream_writer` with ``trigger`` set, started after the table folder is created
+        (and, for Delta, the empty table initialised).
 
         ``checkpoint`` is the query's checkpoint folder; ``trigger`` a spec for
         :func:`trigger_kwargs`. Raises ``ValueError`` for a bad
@@ -126,17 +128,19 @@ class Tables:
         not support …). ``merge_keys`` (Delta tables only; ignored for Parquet) keeps the table
         by an idempotent ``MERGE`` per micro-batch, see :func:`merge_batch`.
         """
-        writer, path = self._writer(df, name, checkpoint=checkpoint, query_name=query_name, trigger=trigger,
-                                    output_mode=output_mode, sink=sink, merge_keys=merge_keys)
-        if path is None:
-            return writer.start()
-        self._schemas[name] = df.schema
-        if self.root.is_local:  # an object store has no folders to make: keys are created by writes
-            Path(path).mkdir(parents=True, exist_ok=True)
-        if self.format == "delta":
-            # a downstream readStream needs the table to exist before the first commit
-            self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
-        return writer.start(path) if self._starts_with_path(output_mode, merge_keys) else writer.start()
+        kwargs = trigger_kwargs(trigger)  # a bad trigger raises before the schema is remembered
+        writer = self.stream_writer(df, name, checkpoint=checkpoint, query_name=query_name, output_mode=output_mode,
+                                    sink=sink, merge_keys=merge_keys)
+        if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
+            writer = writer.trigger(**kwargs)
+        if sink == "table":
+            path = self.path(name)
+            if self.root.is_local:  # an object store has no folders to make: keys are created by writes
+                Path(path).mkdir(parents=True, exist_ok=True)
+            if self.format == "delta":
+                # a downstream readStream needs the table to exist before the first commit
+                self.spark.createDataFrame([], df.schema).write.format("delta").mode("ignore").save(path)
+        return writer.start()
 
     def stream_writer(
         self,
@@ -149,49 +153,30 @@ class Tables:
         sink: Sink = "table",
         merge_keys: tuple[str, ...] = (),
     ) -> DataStreamWriter:
-        """The ``DataStreamWriter`` :meth:`write_stream` would start, configured but NOT
-        started (for ``streamwatch compat``): same query name, output mode, checkpoint option,
-        sink format (``delta``/``parquet``/``memory``, or ``foreachBatch`` for a Delta MERGE or
-        a Parquet ``complete`` table) and, for a format sink, the table folder as its ``path``
+        """The ``DataStreamWriter`` :meth:`write_stream` starts, configured but NOT started
+        (also for ``streamwatch compat``): query name, output mode, checkpoint option, sink
+        format (``delta``/``parquet``/``memory``, or ``foreachBatch`` for a Delta MERGE or a
+        Parquet ``complete`` table) and, for a format sink, the table folder as its ``path``
         option. No trigger is set (the caller picks one). Nothing is written: the table folder
-        is neither created nor initialised; only ``df``'s schema is remembered, so a downstream
-        layer's :meth:`read_stream` of a Parquet table works as after a start."""
-        writer, path = self._writer(df, name, checkpoint=checkpoint, query_name=query_name, trigger="default",
-                                    output_mode=output_mode, sink=sink, merge_keys=merge_keys)
-        if path is None:
-            return writer
-        self._schemas[name] = df.schema
-        return writer.option("path", path) if self._starts_with_path(output_mode, merge_keys) else writer
-
-    def _starts_with_path(self, output_mode: str, merge_keys: tuple[str, ...]) -> bool:
-        """Whether the table's writer is a format sink started on the table's folder (else a
-        ``foreachBatch`` writer, started without a path)."""
-        if self.format == "delta":
-            return not merge_keys
-        return output_mode != "complete"
-
-    def _writer(self, df: DataFrame, name: str, *, checkpoint: Location | Path, query_name: str, trigger: str, output_mode: str,
-                sink: Sink, merge_keys: tuple[str, ...]) -> tuple[DataStreamWriter, str | None]:
-        """(the configured writer, the table folder — None for the memory sink)."""
+        is neither created nor initialised; only ``df``'s schema is remembered (table sink), so
+        a downstream layer's :meth:`read_stream` of a Parquet table works as after a start."""
         checkpoint = as_location(checkpoint)
         writer = (
             df.writeStream.queryName(query_name)
             .outputMode(output_mode)
             .option("checkpointLocation", checkpoint.spark_uri)
         )
-        kwargs = trigger_kwargs(trigger)
-        if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
-            writer = writer.trigger(**kwargs)
         if sink == "memory":
-            return writer.format("memory"), None
+            return writer.format("memory")
         path = self.path(name)
+        self._schemas[name] = df.schema
         if self.format == "delta":
             if merge_keys:
-                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint)), path
-            return writer.format("delta"), path
+                return writer.foreachBatch(merge_batch(path, merge_keys, checkpoint))
+            return writer.format("delta").option("path", path)
         if output_mode == "complete":
-            return writer.foreachBatch(_overwrite_parquet(path)), path
-        return writer.format("parquet"), path
+            return writer.foreachBatch(_overwrite_parquet(path))
+        return writer.format("parquet").option("path", path)
 
 
 def _overwrite_parquet(path: str):

@@ -4,6 +4,9 @@ change, and Spark's own answer (--verify) on a temporary copy agrees with it."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -38,11 +41,20 @@ EXIT = {"compatible": 0, "allowed": 1, "incompatible": 3}
 RESTORE = ("spark.sql.shuffle.partitions", "spark.sql.streaming.stateStore.providerClass")
 
 
+#: landed files' modification time: one second apart in landing order, an hour ago. Spark's file
+#: source reads a listing oldest first (``maxFilesPerTrigger`` 1); files written within the
+#: same millisecond were read in directory order, so which event times a batch saw, and whether
+#: the watermark moved after the last one (a no-data batch), changed from run to run.
+_MTIME0 = time.time() - 3600
+
+
 def _land(folder: Path, start: int, n: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(start, start + n):
         rows = [{"k": f"k{j % 2}", "v": i * 10 + j, "ts": f"2024-01-01T00:{(i * 20) // 60:02d}:{(i * 20) % 60:02d}"} for j in range(3)]
-        (folder / f"f{i:03d}.json").write_text("\n".join(json.dumps(r) for r in rows))
+        f = folder / f"f{i:03d}.json"
+        f.write_text("\n".join(json.dumps(r) for r in rows))
+        os.utime(f, (_MTIME0 + i, _MTIME0 + i))
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +70,17 @@ def checkpoint(spark, tmp_path_factory):
     q = cq.base(spark).option("checkpointLocation", str(cp)).trigger(availableNow=True).start()
     q.awaitTermination(180)
     assert q.exception() is None
+    # batches 0 and 1 read f000 then f001 of each source; the watermark moved after batch 1,
+    # so Spark ran a no-data batch 2 with batch 1's offsets (the restart's getBatch reads nothing)
+    offsets = [(cp / "offsets" / str(b)).read_text().splitlines()[2:] for b in range(3)]
+    assert offsets == [['{"logOffset":0}'] * 2, ['{"logOffset":1}'] * 2, ['{"logOffset":1}'] * 2], offsets
+    assert not (cp / "offsets" / "3").exists() and (cp / "commits" / "2").exists()
     for k in ("a", "b", "c"):
         _land(root / k, 2, 1)
     return cp
 
 
-_RACY = "issue 14: Spark's answer to swapped sources depends on which offsets the copy resumed from; --verify must judge what the restarted query read, not whether it raised (1 run of 4 disagreed)"
-
-
-@pytest.mark.parametrize("change", [pytest.param(c, marks=pytest.mark.skip(reason=_RACY)) if c == "swap_sources" else c
-                                    for c in sorted(CHANGES)])
+@pytest.mark.parametrize("change", sorted(CHANGES))
 def test_prediction_and_spark_agree(spark, checkpoint, unchanged, change):
     unchanged(checkpoint.parent)
     with session_confs(spark, {k: spark.conf.get(k) for k in RESTORE}):
@@ -78,7 +91,37 @@ def test_prediction_and_spark_agree(spark, checkpoint, unchanged, change):
     assert doc["verdict"] == CHANGES[change], doc["rules"]
     assert r.exit_code == EXIT[CHANGES[change]]
     assert doc["spark"]["agrees"], doc["spark"]
-    assert doc["spark"]["restarted"] == (CHANGES[change] != "incompatible")
+    resumed = doc["spark"]["restarted"] and doc["spark"]["resumed_own_offsets"]
+    assert resumed == (CHANGES[change] != "incompatible"), doc["spark"]
+    if change == "swap_sources":
+        # the last batch (a no-data batch) read no file: Spark restarts without error, and each
+        # source resumes the other's file log; --verify tells from what the sources resumed
+        assert doc["spark"]["restarted"] is True and doc["spark"]["error"] is None, doc["spark"]
+        folders = [Path(s["logged_folders"][0].removeprefix("file://")).name for s in doc["spark"]["sources"]]
+        assert folders == ["a", "b"] and [s["own"] for s in doc["spark"]["sources"]] == [False, False], doc["spark"]
+        assert doc["spark"]["mismatch"].startswith("source 0 FileStreamSource[") and "/b]" in doc["spark"]["mismatch"]
+    elif doc["spark"]["restarted"]:
+        assert all(s["own"] for s in doc["spark"]["sources"]) and len(doc["spark"]["sources"]) == 2, doc["spark"]
+
+
+def test_swap_sources_refused_when_the_last_batch_read_them(spark, checkpoint, tmp_path, unchanged):
+    """The checkpoint as the query left it before its no-data batch 2 (a copy without
+    offsets/2 and commits/2): the last batch read a file from each source, so on restart
+    Spark lists batch 1's files from each source log again (getBatch) and refuses the other
+    source's folder; --verify reports the refusal and agrees with the prediction."""
+    unchanged(checkpoint.parent)
+    cp = tmp_path / "_checkpoint"
+    shutil.copytree(checkpoint, cp)
+    for log in ("offsets", "commits"):
+        (cp / log / "2").unlink()
+        (cp / log / ".2.crc").unlink(missing_ok=True)
+    with session_confs(spark, {k: spark.conf.get(k) for k in RESTORE}):
+        r = CliRunner().invoke(main, ["compat", str(cp), "--query", "tests.ops.compat_queries:swap_sources", "--verify", "--json"])
+    assert r.exit_code == 3, r.output
+    doc = json.loads(r.stdout)
+    assert doc["verdict"] == "incompatible"
+    assert doc["spark"]["restarted"] is False and "Wrong basePath" in doc["spark"]["error"], doc["spark"]
+    assert doc["spark"]["agrees"] is True and doc["spark"]["sources"] == []
 
 
 def test_text_report_names_the_rule_and_file(spark, checkpoint, unchanged):

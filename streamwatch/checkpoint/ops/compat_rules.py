@@ -8,8 +8,10 @@ Spark 4.x makes on restart:
 
 * sources: the number of sources must match the offsets log (``MicroBatchExecution``
   refuses otherwise), each source's kind must read the recorded offset; a file source with a
-  different path (moved, or two sources swapped) is refused by Spark 4.2: its source log
-  lists files outside the new path; maxFilesPerTrigger and other rate options are fine;
+  different path (moved, or two sources swapped) is incompatible: Spark matches sources by
+  index, so it resumes a source log listing files outside the new path; Spark 4.2 refuses
+  it when the last batch read files from that source, else it restarts and the source reads
+  its whole folder as new; maxFilesPerTrigger and other rate options are fine;
 * sink: a different kind or file sink path is allowed — a new file sink path starts a new
   ``_spark_metadata`` (no dedup with what the old folder holds); a file sink supports the
   append output mode only;
@@ -213,8 +215,9 @@ def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
                 want = _norm(ns.path)
                 if dirs and want and not any(_norm(d) == want for d in dirs):
                     rows.append(_row(f"source {i} path", "incompatible",
-                                     f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark refuses "
-                                     "a source log whose files are outside the source's path (a moved or swapped source needs a new checkpoint)",
+                                     f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark matches sources by index "
+                                     "and resumes this log (it refuses when the last batch read files here, else the source reads its "
+                                     "folder as new); a moved or swapped source needs a new checkpoint",
                                      log.path if log else None))
                 else:
                     rows.append(_row(f"source {i} path", "compatible", "same folder", log.path if log else off_path))
