@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
+from streamwatch.model.progress import OffsetsBehindLatest
 from streamwatch.model.runtime import QueryNotRun, QueryQueued
 
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
@@ -32,7 +33,8 @@ class Sample(NamedTuple):
     Spark reported NaN), ``batch_duration_ms``, ``durations`` (ms, one per :data:`OPERATIONS`),
     ``watermark_gap_ms`` (eventTime.max − watermark, ms; None without a watermark), the
     batch's input/output row counts (-1 output when the sink cannot count) and the state
-    operators' total rows and memory (bytes; None without state)."""
+    operators' total rows and memory (bytes; None without state) and, for a query reading
+    Kafka, its sources' offsets behind latest (records; None for other sources)."""
 
     batch_id: int
     timestamp_ms: int | None
@@ -45,6 +47,7 @@ class Sample(NamedTuple):
     num_output_rows: int
     state_rows: int | None = None
     state_memory_bytes: int | None = None
+    offsets_behind: OffsetsBehindLatest | None = None
 
 
 def sample_of(p: QueryProgress) -> Sample:
@@ -69,6 +72,7 @@ def sample_of(p: QueryProgress) -> Sample:
         p.num_output_rows,
         sum(o.num_rows_total for o in ops) if ops else None,
         sum(o.memory_used_bytes for o in ops) if ops else None,
+        OffsetsBehindLatest.over([b for s in p.sources if (b := s.offsets_behind_latest) is not None]),
     )
 
 

@@ -19,6 +19,36 @@ from streamwatch.model.sparkjson import json_int, json_rate, offset_text
 
 
 @dataclass(frozen=True, slots=True)
+class OffsetsBehindLatest:
+    """Spark's Kafka source metrics (``KafkaMicroBatchStream.metrics``, in
+    ``sources[].metrics``): per topic-partition, the latest offset the broker had when the
+    batch was planned minus the batch's end offset — the ``min``, ``avg`` and ``max`` over the
+    partitions (records; ``minOffsetsBehindLatest``/``avgOffsetsBehindLatest``/
+    ``maxOffsetsBehindLatest``)."""
+
+    min: int
+    avg: float
+    max: int
+
+    @classmethod
+    def from_metrics(cls, metrics: Mapping[str, str]) -> "OffsetsBehindLatest | None":
+        """The three metrics, or None when a source does not report them (not Kafka, or one
+        that is not a number)."""
+        try:
+            return cls(int(float(metrics["minOffsetsBehindLatest"])), float(metrics["avgOffsetsBehindLatest"]),
+                       int(float(metrics["maxOffsetsBehindLatest"])))
+        except (KeyError, ValueError, OverflowError):
+            return None
+
+    @classmethod
+    def over(cls, each: "list[OffsetsBehindLatest]") -> "OffsetsBehindLatest | None":
+        """Several Kafka sources of one query as one: the lowest min, mean avg, highest max."""
+        if not each:
+            return None
+        return cls(min(b.min for b in each), sum(b.avg for b in each) / len(each), max(b.max for b in each))
+
+
+@dataclass(frozen=True, slots=True)
 class SourceProgress:
     """One entry of ``progress.sources`` (mirrors ``SourceProgress``). Offsets are kept as the
     JSON text Spark reported: ``{"logOffset":3}`` for files, topic→partition→offset for Kafka."""
@@ -31,6 +61,12 @@ class SourceProgress:
     input_rows_per_second: float | None
     processed_rows_per_second: float | None
     metrics: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def offsets_behind_latest(self) -> OffsetsBehindLatest | None:
+        """A Kafka source's offsets behind latest (see :class:`OffsetsBehindLatest`); None
+        for other sources."""
+        return OffsetsBehindLatest.from_metrics(self.metrics)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,4 +1,5 @@
-"""Query detail: rates, stacked batch duration, watermark gap, state operators, sources,
+"""Query detail: rates, stacked batch duration, watermark gap, state, Kafka offsets behind
+latest (Spark's min/avg/maxOffsetsBehindLatest source metrics), state operators, sources,
 sink, and — for a failed query — the exception and the failing batch (for a query stopped on
 request, the exception Spark still reported, marked as a stop)."""
 
@@ -40,6 +41,7 @@ class DetailView(ModelView, VerticalScroll):
         yield TimelineChart("watermark gap (eventTime.max − watermark)", unit="s", id="chart-wm")
         yield TimelineChart("state rows and memory", unit="rows", right=("memory",), right_unit="KiB",
                             id="chart-state")
+        yield TimelineChart("Kafka offsets behind latest (over partitions)", unit="records", id="chart-kafka-behind")
         yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
         yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
         kafka = Static("", id="detail-kafka")
@@ -48,8 +50,9 @@ class DetailView(ModelView, VerticalScroll):
         yield Static("", id="detail-sink")
 
     def draw_charts(self, history: Sequence[Sample], width: int) -> None:
-        """The charts of the newest samples that fit ``width`` columns; the watermark-gap and
-        state charts only for a query that has a watermark / state operators."""
+        """The charts of the newest samples that fit ``width`` columns; the watermark-gap,
+        state and offsets-behind-latest charts only for a query that has a watermark / state
+        operators / a Kafka source."""
         hist = list(history)[-max(16, 2 * width):]
         times = [s.timestamp_ms for s in hist]
         self.query_one("#chart-rates", TimelineChart).set_series([
@@ -71,6 +74,14 @@ class DetailView(ModelView, VerticalScroll):
             ("memory", times, [None if m is None else m / scale for m in memory], 44),
         ])
         state.display = any(s.state_rows is not None for s in hist)
+        behind = self.query_one("#chart-kafka-behind", TimelineChart)
+        b = [s.offsets_behind for s in hist]
+        behind.set_series([
+            ("max", times, [None if x is None else float(x.max) for x in b], 160),
+            ("avg", times, [None if x is None else x.avg for x in b], 220),
+            ("min", times, [None if x is None else float(x.min) for x in b], 40),
+        ])
+        behind.display = any(x is not None for x in b)
 
     def draw(self, model: DashboardModel) -> None:
         head = self.query_one("#detail-head", Static)
