@@ -137,8 +137,10 @@ class SourceReader:
             elif p.kind == "delta":
                 to = _int(p.fields.get("reservoirVersion"))
                 frm = _int(q.fields.get("reservoirVersion")) if q is not None and q.kind == "delta" else to
+                pos = p.delta_position
                 out.append(SourceInput(sid, "delta", versions=(frm, to) if to is not None and frm is not None else None,
-                                       offset=str(p.fields.get("reservoirId") or "")))
+                                       offset=str(p.fields.get("reservoirId") or ""),
+                                       position=pos[1:] if pos is not None else None))
             elif p.kind in ("rate", "number"):
                 a, b = _number(p), _number(q)
                 out.append(SourceInput(sid, p.kind, advanced=(a - b) if a is not None and b is not None else None,

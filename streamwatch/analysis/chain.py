@@ -7,7 +7,8 @@ batches themselves (the checkpoint does not name a file source's folder), so an 
 with the first batch that reads an upstream file; fan-in and fan-out follow.
 
 Per edge: **backlog** (files and bytes the upstream committed that the downstream has not read;
-for Delta, versions), the downstream's **layer latency** (median over recent batches of commit
+for Delta, the versions and files after the downstream's latest Delta source offset — see
+:func:`~streamwatch.model.deltalog.delta_backlog`), the downstream's **layer latency** (median over recent batches of commit
 time minus the oldest input file's modification time) and the **end-to-end latency** of its
 latest batch (commit time minus the landing time of the oldest file it carries, followed
 through every watched upstream). The layer with the largest layer latency is marked slowest.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from streamwatch.analysis.probe import same_place
 from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
 from streamwatch.analysis.watch import CheckpointWatcher
+from streamwatch.model.deltalog import delta_backlog
 
 #: Files remembered per query (written by a sink / read by a source) for backlog and lineage.
 REMEMBERED_FILES = 200_000
@@ -36,7 +38,8 @@ class _Layer:
     read: OrderedDict[str, str] = field(default_factory=OrderedDict)  # file → upstream query id (or "")
     latencies: deque[int] = field(default_factory=lambda: deque(maxlen=LATENCY_BATCHES))
     last_e2e: int | None = None
-    delta_read: int | None = None  # Delta source: highest reservoirVersion read
+    #: Delta sources: upstream url → latest offset read from it (version, index, starting)
+    delta_read: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
     delta_table: str | None = None
 
 
@@ -100,7 +103,7 @@ class PipelineChain:
                 up = self._delta_tables.get(s.offset or "")
                 if up is not None and up != rec.checkpoint:
                     self.edges_seen.setdefault((up, rec.checkpoint), self.layers[up].watcher.sink_url or "")
-                    layer.delta_read = s.versions[1]
+                    layer.delta_read[up] = s.position if s.position is not None else (s.versions[1], -1, False)
         _bounded(layer.read)
         origin = min((o for o in origins if o), default=None)
         rec = layer.watcher.with_lineage(rec, origin)
@@ -133,11 +136,11 @@ class PipelineChain:
         for (up, down), path in sorted(self.edges_seen.items()):
             u, d = self.layers[up], self.layers[down]
             versions = None
-            if u.watcher.delta_sink is not None and d.delta_read is not None:
-                latest = u.watcher.delta_sink.latest_version
-                versions = max(0, latest - d.delta_read) if latest is not None else None
-                files = sum(c.adds for v, c in u.watcher.delta_sink.commits.items() if v > d.delta_read)
-                size = None
+            read = d.delta_read.get(up)
+            if u.watcher.delta_sink is not None and read is not None:
+                u.watcher.delta_sink.catch_up()  # commits written since its last batch was seen
+                b = delta_backlog(u.watcher.delta_sink.commits.values(), *read)
+                versions, files, size = b.versions, b.files, b.bytes
             else:
                 read_batches = [u.written[k][1] for k, src in d.read.items() if src == up and k in u.written]
                 floor = min(read_batches) if read_batches else -1

@@ -17,6 +17,7 @@ from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_f
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.analysis.realtime import looks_real_time
 from streamwatch.analysis.triggers import is_real_time, trigger_interval_ms
+from streamwatch.model.deltalog import DeltaBacklog, delta_backlog
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import RecordedSession, RunPlan, RuntimeNotice, SessionInfo
@@ -107,6 +108,27 @@ class DashboardModel:
         batch, summed over partitions); None when it reads no Kafka or was not measured."""
         lag = self.kafka_lag.get(name)
         return None if lag is None else lag.total
+
+    def delta_backlog(self, name: str) -> DeltaBacklog | None:
+        """What the query ``name`` has not read yet from the Delta tables it streams from:
+        its latest offsets' Delta source offsets against the ``_delta_log`` of the watched
+        query writing that table (matched by ``reservoirId`` = the table's id), summed over
+        its Delta sources; None when it reads no watched Delta table (or before a scan)."""
+        cp = self.checkpoints.get(name)
+        last = cp.offsets[-1] if cp is not None and getattr(cp, "offsets", None) else None
+        if last is None:
+            return None
+        logs = {log.table_id: log for other in self.checkpoints.values()
+                if (log := getattr(other, "delta_sink", None)) is not None and log.table_id}
+        found = [delta_backlog(logs[pos[0]].commits, *pos[1:]) for p in last.parsed
+                 if p is not None and (pos := p.delta_position) is not None and pos[0] in logs]
+        if not found:
+            return None
+        total_bytes = [b.bytes for b in found]
+        return DeltaBacklog(sum(b.versions for b in found), sum(b.files for b in found),
+                            None if None in total_bytes else sum(b for b in total_bytes if b is not None),
+                            found[0].latest_version if len(found) == 1 else None,
+                            found[0].next_version if len(found) == 1 else 0)
 
     def trigger_of(self, name: str) -> str:
         return self.triggers().get(name) or self.plan.trigger

@@ -200,7 +200,7 @@ class PlanPipeline:
                 continue
             if os.path.isdir(os.path.join(cp, "offsets")) and os.path.isfile(os.path.join(cp, "metadata")):
                 try:
-                    self.watch.add(cp, q.query_name)
+                    self.watch.add(cp, q.query_name, q.table or None)
                 except WatchError:
                     continue  # mid-creation: next poll
         return graph_of_watch(self.watch, [q.query_name for q in self.plan.queries], self.plan.edges)

@@ -24,7 +24,8 @@ class SourceInput:
     when a file is gone, e.g. archived by cleanSource); ``paths`` the files' URIs as logged.
     ``offsets``: Kafka offsets advanced per ``topic`` → ``partition`` (next offset minus the
     previous batch's). ``advanced``: a numeric offset's advance (rate, number).
-    ``versions``: Delta source table versions ``(from, to)`` read."""
+    ``versions``: Delta source table versions ``(from, to)`` read; ``position``: its end
+    offset (``reservoirVersion``, ``index``, ``isStartingVersion``), not in the JSON."""
 
     source: str
     kind: str
@@ -36,6 +37,7 @@ class SourceInput:
     versions: tuple[int, int] | None = None
     offset: str | None = None
     file_mtimes_ms: tuple[int, ...] = ()
+    position: tuple[int, int, bool] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"source": self.source, "kind": self.kind}

@@ -62,8 +62,8 @@ class CheckpointWatch:
         names = [f.name for f in out]
         return [f if names.count(f.name) == 1 else Found(f.url, f.url) for f in out]
 
-    def _watcher(self, f: Found) -> CheckpointWatcher:
-        return CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s,
+    def _watcher(self, f: Found, sink: str | None = None) -> CheckpointWatcher:
+        return CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s, sink=sink,
                                  storage_options=self.options, clock=self.clock, file_sizes=self.file_sizes)
 
     def open(self) -> list[WatchRecord]:
@@ -114,11 +114,12 @@ class CheckpointWatch:
             self.chain.add(w)
         return out
 
-    def add(self, url: str, name: str) -> list[WatchRecord]:
-        """Watch one more checkpoint ``url`` shown as ``name`` (after :meth:`open`); its recent
-        history's records. Raises :class:`WatchError` when it cannot be read (yet)."""
+    def add(self, url: str, name: str, sink: str | None = None) -> list[WatchRecord]:
+        """Watch one more checkpoint ``url`` shown as ``name`` (after :meth:`open`; ``sink``: its
+        file-sink folder or Delta table when known); its recent history's records. Raises
+        :class:`WatchError` when it cannot be read (yet)."""
         assert self.chain is not None, "open() first"
-        w = self._watcher(Found(url, name))
+        w = self._watcher(Found(url, name), sink)
         records = w.open()
         self.watchers.append(w)
         self.chain.add(w)

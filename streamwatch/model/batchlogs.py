@@ -37,6 +37,16 @@ class SourceOffset:
         """Kafka: topic → partition → next offset to read."""
         return {t: dict(p) for t, p in self.fields.items()} if self.kind == "kafka" else {}
 
+    @property
+    def delta_position(self) -> tuple[str, int, int, bool] | None:
+        """Delta: (``reservoirId``, ``reservoirVersion``, ``index``, ``isStartingVersion``);
+        None for another kind or a malformed offset."""
+        f = self.fields
+        rv, idx = f.get("reservoirVersion"), f.get("index", -1)
+        if self.kind != "delta" or not isinstance(rv, int) or not isinstance(idx, int):
+            return None
+        return str(f.get("reservoirId") or ""), rv, idx, bool(f.get("isStartingVersion"))
+
     def summary(self) -> str:
         """A short human text: ``logOffset 7``, ``t1[0:5 1:9]``, ``delta v12 idx -1``…"""
         f = self.fields

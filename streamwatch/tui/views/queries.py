@@ -1,6 +1,7 @@
 """Queries tab: one row per query — status, stall diagnosis, batch id, input and processed
 rates (rows/s), the last batch's duration (ms), backlog (landed files not yet read; for a
-Kafka source the consumer lag, "N rec": broker latest offsets − last committed batch),
+Kafka source the consumer lag, "N rec": broker latest offsets − last committed batch; for a
+Delta source "V ver F files": versions and files committed upstream after its latest offset),
 watermark (UTC), trigger, output mode and total input rows."""
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
 
 
 def backlog_cell(model: DashboardModel, name: str, files: int | None) -> str:
-    """Landed files not yet read, or — for a query reading Kafka — its consumer lag in records."""
+    """Landed files not yet read; for a query reading Kafka its consumer lag in records; for
+    one streaming from a Delta table the versions and files committed upstream, not yet read
+    (``2 ver 6 files``)."""
     lag = model.consumer_lag(name)
-    return f"{lag:,} rec" if lag is not None else fmt.count(files)
+    if lag is not None:
+        return f"{lag:,} rec"
+    delta = model.delta_backlog(name)
+    if delta is not None:
+        return f"{delta.versions:,} ver {delta.files:,} files"
+    return fmt.count(files)
