@@ -32,14 +32,11 @@ def _int(v: Any) -> int | None:
 
 def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
     """One commit file → DeltaCommit (None when a line is not JSON)."""
-    adds = removes = add_bytes = 0
+    adds = removes = data_adds = data_bytes = 0
     app = txn_v = op = qid = epoch = ts = rows = table_id = None
-    add_indexes: list[int] = []
-    position = -1
     for line in data.split(b"\n"):
         if not line.strip():
             continue
-        position += 1
         try:
             action = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -48,9 +45,10 @@ def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
             return None
         if "add" in action:
             adds += 1
-            add_indexes.append(position)
             add = action["add"]
-            add_bytes += (_int(add.get("size")) or 0) if isinstance(add, dict) else 0
+            if isinstance(add, dict) and add.get("dataChange", True) is not False:
+                data_adds += 1
+                data_bytes += _int(add.get("size")) or 0
         elif "metaData" in action and isinstance(action["metaData"], dict):
             tid = action["metaData"].get("id")
             table_id = tid if isinstance(tid, str) else table_id
@@ -66,7 +64,7 @@ def parse_delta_commit(data: bytes, version: int) -> DeltaCommit | None:
             qid, epoch = params.get("queryId"), _int(params.get("epochId"))
             metrics = ci.get("operationMetrics")
             rows = _int(metrics.get("numOutputRows")) if isinstance(metrics, dict) else None
-    return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts, rows, add_bytes, tuple(add_indexes),
+    return DeltaCommit(version, adds, removes, app, txn_v, op, qid, epoch, ts, rows, data_adds, data_bytes,
                        table_id)
 
 

@@ -15,9 +15,10 @@ class DeltaCommit:
     the streaming ``txn`` (appId = query id, ``txn_version`` = batch id) when present, the
     ``operation`` and ``query_id``/``epoch_id`` from commitInfo, ``timestamp_ms`` epoch ms,
     ``rows_written`` (commitInfo ``operationMetrics.numOutputRows``; None when not recorded),
-    ``add_bytes`` (sum of the ``add`` actions' ``size``, bytes), ``add_indexes`` (each ``add``
-    action's 0-based position among the commit's actions — the ``index`` a Delta source offset
-    counts in) and ``table_id`` (the ``metaData`` action's ``id``, when this commit has one)."""
+    ``data_adds``/``data_add_bytes`` (the ``add`` actions with ``dataChange`` true and their
+    ``size``, bytes — the files a Delta streaming source reads, numbered 0, 1, … in commit
+    order by its offsets' ``index``; OPTIMIZE's rewrites are not among them) and ``table_id``
+    (the ``metaData`` action's ``id``, when this commit has one)."""
 
     version: int
     adds: int = 0
@@ -29,8 +30,8 @@ class DeltaCommit:
     epoch_id: int | None = None
     timestamp_ms: int | None = None
     rows_written: int | None = None
-    add_bytes: int = 0
-    add_indexes: tuple[int, ...] = ()
+    data_adds: int = 0
+    data_add_bytes: int = 0
     table_id: str | None = None
 
 
@@ -88,11 +89,12 @@ def delta_backlog(commits: Iterable[DeltaCommit], reservoir_version: int, index:
     (``reservoir_version``, ``index``, ``starting`` = ``isStartingVersion``) against the
     table's ``commits`` (any order; versions the offset has passed may be missing).
 
-    Delta's offset means: every file action before position ``index`` of version
-    ``reservoir_version`` has been read (``index`` -1: none of that version yet), and with
-    ``starting`` that version's *snapshot* (every live file) is being read rather than its
-    commit. A snapshot's live files are counted as adds minus removes of the commits given
-    (exact when they go back to version 0)."""
+    Delta's offset (``DeltaSource``) means: the data files of version ``reservoir_version``
+    up to number ``index`` have been read (a negative ``index``, -1 as written: none of that
+    version yet; after a version's last file the offset moves to the next version, index -1),
+    and with ``starting`` that version's *snapshot* (every live file, numbered in order of
+    modification time) is being read rather than its commit. A snapshot's live files are
+    counted as adds minus removes of the commits given (exact when they go back to version 0)."""
     ordered = sorted(commits, key=lambda c: c.version)
     latest = ordered[-1].version if ordered else None
     versions = files = size = 0
@@ -107,13 +109,13 @@ def delta_backlog(commits: Iterable[DeltaCommit], reservoir_version: int, index:
         if c.version < reservoir_version or (starting and c.version == reservoir_version):
             continue
         if c.version == reservoir_version and index >= 0:
-            rest = sum(1 for i in c.add_indexes if i > index)
+            rest = max(0, c.data_adds - (index + 1))
             if rest:
                 versions, files = versions + 1, files + rest
                 exact_bytes = False
                 next_version = c.version if next_version is None else next_version
             continue
-        versions, files, size = versions + 1, files + c.adds, size + c.add_bytes
+        versions, files, size = versions + 1, files + c.data_adds, size + c.data_add_bytes
         next_version = c.version if next_version is None else next_version
     if next_version is None:
         next_version = (latest + 1) if latest is not None and latest >= reservoir_version else reservoir_version
