@@ -67,9 +67,14 @@ def _multiset_equal(a, b) -> bool:
 
 
 @pytest.mark.parametrize("fmt", [
-    # The driver and checks run on Delta too, but on the shared 2-core machine (load ~30) the
-    # Delta run did not reach its first kill point in 300 s; not yet verified green (issue 20).
-    pytest.param("delta", marks=pytest.mark.skip(reason="Delta kill -9 run not yet verified green (issue 20)")),
+    # Delta: six queries committing to Delta tables, restarted four times in a fresh JVM. Not
+    # yet verified green (issue 20): on the shared 2-core machine at load 20-35, one run got
+    # through all four kills but its final availableNow run was cut by the 600 s test timeout,
+    # and two runs (each beside another Spark test) did not reach the first kill point (every
+    # query's first commit) within 300 s. No wrong result was seen; what is missing is a run
+    # that finishes.
+    pytest.param("delta", marks=[pytest.mark.timeout(1800), pytest.mark.skip(
+        reason="Delta kill -9 run not yet verified green (issue 20): too slow to finish on the loaded CI machine")]),
     "parquet",
 ])
 def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, table_format, fmt, tmp_path):
@@ -94,11 +99,13 @@ def test_every_layer_holds_every_input_exactly_once_across_kill_9(spark, table_f
     # 1: between the bronze query's offsets and its commit
     n_bronze = len(_batches(ck / "bronze" / "offsets"))
     states = [_run_and_kill(root, fmt, lambda: _in_flight(ck / "bronze") and len(_batches(ck / "bronze" / "offsets")) > n_bronze)]
-    # 2: while gold has a batch in flight
-    states.append(_run_and_kill(root, fmt, lambda: _in_flight(ck / "gold") and len(_batches(ck / "gold" / "commits")) >= 1))
+    # 2: while gold has a batch in flight — one this run planned: a batch left in flight by the
+    # previous kill satisfies "in flight" before the restarted driver has done anything
+    n_gold = len(_batches(ck / "gold" / "offsets"))
+    states.append(_run_and_kill(root, fmt, lambda: _in_flight(ck / "gold") and len(_batches(ck / "gold" / "offsets")) > n_gold))
     _land(root, 3)
     # 3: after the restart, while silver has a batch in flight over the new files
-    n_silver = len(_batches(ck / "silver" / "commits"))
+    n_silver = len(_batches(ck / "silver" / "offsets"))
     states.append(_run_and_kill(root, fmt, lambda: _in_flight(ck / "silver") and len(_batches(ck / "silver" / "offsets")) > n_silver))
     assert any(any(s.values()) for s in states), f"no kill hit a batch between offsets and commit: {states}"
     _land(root, 2)
