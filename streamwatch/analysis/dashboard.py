@@ -115,11 +115,11 @@ class DashboardModel:
         query writing that table (matched by ``reservoirId`` = the table's id), summed over
         its Delta sources; None when it reads no watched Delta table (or before a scan)."""
         cp = self.checkpoints.get(name)
-        last = cp.offsets[-1] if cp is not None and getattr(cp, "offsets", None) else None
-        if last is None:
+        if cp is None or not cp.offsets:
             return None
+        last = cp.offsets[-1]
         logs = {log.table_id: log for other in self.checkpoints.values()
-                if (log := getattr(other, "delta_sink", None)) is not None and log.table_id}
+                if (log := other.delta_sink) is not None and log.table_id}
         found = [delta_backlog(logs[pos[0]].commits, *pos[1:]) for p in last.parsed
                  if p is not None and (pos := p.delta_position) is not None and pos[0] in logs]
         if not found:

@@ -150,3 +150,24 @@ def test_inspect_kafka_bootstrap_errors_are_one_line(clicks_run, unchanged):
     no_kafka = CliRunner().invoke(main, ["inspect", str(unchanged(ws.checkpoint("clicks", "silver"))),
                                          "--kafka-bootstrap", "127.0.0.1:1"])
     assert no_kafka.exit_code == 2 and "no committed batch of a Kafka source" in no_kafka.stderr
+
+
+def test_offsets_behind_latest_metrics_of_the_live_kafka_source_are_typed(clicks_run):
+    """Spark's Kafka source metrics min/avg/maxOffsetsBehindLatest, parsed into the typed
+    event model, are the broker's latest offsets the batch saw (``latestOffset``) minus the
+    batch's end offsets, per partition; 600 records at 200 per trigger leave the first batches
+    behind and the last one caught up."""
+    from streamwatch.model.events import QueryProgress
+
+    runner = clicks_run[0]
+    bronze = next(q for q in runner.queries if q.name == "clicks_bronze")
+    progress = [QueryProgress.from_dict(json.loads(p.json)) for p in bronze.recentProgress]
+    kafka = [(p.sources[0], p.sources[0].offsets_behind_latest) for p in progress if p.num_input_rows]
+    assert len(kafka) >= 3, "600 records at 200 per trigger: at least 3 batches read Kafka"
+    for src, behind in kafka:
+        assert behind is not None, src.metrics
+        latest, end = json.loads(src.latest_offset)["clicks"], json.loads(src.end_offset)["clicks"]
+        each = [latest[p] - end[p] for p in sorted(end)]
+        assert (behind.min, behind.max) == (min(each), max(each))
+        assert behind.avg == pytest.approx(sum(each) / len(each))
+    assert kafka[0][1].max > 0 and kafka[-1][1].max == 0
