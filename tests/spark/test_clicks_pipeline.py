@@ -169,5 +169,5 @@ def test_offsets_behind_latest_metrics_of_the_live_kafka_source_are_typed(clicks
         latest, end = json.loads(src.latest_offset)["clicks"], json.loads(src.end_offset)["clicks"]
         each = [latest[p] - end[p] for p in sorted(end)]
         assert (behind.min, behind.max) == (min(each), max(each))
-        assert behind.avg == pytest.approx(sum(each) / len(each))
+        assert behind.avg == pytest.approx(sum(each) / len(each), abs=0.05)  # Spark rounds it to 0.1
     assert kafka[0][1].max > 0 and kafka[-1][1].max == 0

@@ -171,7 +171,9 @@ def test_kafka_rate_and_delta_inputs_and_a_delta_sink(tmp_path):
     s0 = next(r for r in _batches(recs) if r.query == "p_silver")
     assert s0.inputs[0].kind == "delta" and s0.inputs[0].versions == (0, 0)
     (edge,) = [r for r in recs if isinstance(r, PipelineEdge)]
-    assert (edge.upstream, edge.downstream, edge.backlog_versions, edge.backlog_files) == ("p_bronze", "p_silver", 1, 3)
+    # silver's offset (version 0, index -1) is *before* version 0: versions 0 and 1, 2 + 3 files
+    # not read yet (Delta moves a source that has read version v to (v + 1, -1))
+    assert (edge.upstream, edge.downstream, edge.backlog_versions, edge.backlog_files) == ("p_bronze", "p_silver", 2, 5)
 
 
 def test_history_zero_derives_only_what_commits_from_now_on(tmp_path):
