@@ -163,7 +163,8 @@ def layout_pending(app) -> list[str]:
     """What the current screen has yet to measure or lay out, from Textual's own bookkeeping:
     messages still queued for a widget, a DataTable whose new rows or changed cells have not
     been measured into its column widths yet (Textual does that on the table's next idle),
-    the screen's pending layout, scroll, repaint or dirty widgets (done on its update timer).
+    the screen's pending layout, scroll, repaint, recompose or dirty widgets (done on its
+    update timer), callbacks waiting for the next refresh or message (focus moves, …).
     Empty once what is on screen is what the model says."""
     from textual.widgets import DataTable
 
@@ -172,8 +173,15 @@ def layout_pending(app) -> list[str]:
            if not w._message_queue.empty()]
     out += [f"{t!r} column widths" for t in screen.query(DataTable)
             if t._require_update_dimensions or t._updated_cells or t._new_rows]
-    if screen._layout_required or screen._scroll_required or screen._repaint_required or screen._dirty_widgets:
+    if (screen._layout_required or screen._scroll_required or screen._repaint_required or screen._dirty_widgets
+            or screen._recompose_required):
         out.append("the screen's layout")
+    # ``call_after_refresh`` callbacks (e.g. closing the command line gives the tab's table the
+    # focus, which changes how its cursor row is drawn) wait on the screen, not in a queue
+    if screen._callbacks:
+        out.append(f"{len(screen._callbacks)} after-refresh callback(s)")
+    out += [f"{w!r} has call_next callbacks" for w in [app, *screen.walk_children(with_self=True)]
+            if w._next_callbacks]
     return out
 
 
