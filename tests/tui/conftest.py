@@ -3,6 +3,7 @@ fed through a tiny in-test Backend — no Spark, no wall clock on screen."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -183,6 +184,16 @@ def layout_pending(app) -> list[str]:
     out += [f"{w!r} has call_next callbacks" for w in [app, *screen.walk_children(with_self=True)]
             if w._next_callbacks]
     return out
+
+
+def run_app(app, scenario, size=(120, 40)) -> None:
+    """Run ``scenario(pilot)`` in the real app (Pilot, ``size`` columns × rows) once the
+    backend's objects are shown."""
+    async def main():
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            await scenario(pilot)
+    asyncio.run(main())
 
 
 async def drawn(pilot, app) -> None:

@@ -5,17 +5,8 @@ selected, a control the backend raises on (shown, never a crash), `:results`."""
 
 from __future__ import annotations
 
-import asyncio
-
-from conftest import settle, wait_for
-
-
-def run(app, scenario, size=(120, 40)):
-    async def main():
-        async with app.run_test(size=size) as pilot:
-            await settle(pilot, app)
-            await scenario(pilot)
-    asyncio.run(main())
+from conftest import run_app as run
+from conftest import wait_for
 
 
 def status(app) -> str:

@@ -3,8 +3,6 @@ an in-test Backend (no Spark). Waits on conditions and workers, never blind slee
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from streamwatch.backends.base import Control
@@ -14,14 +12,7 @@ from streamwatch.tui.commands import KEYS
 from streamwatch.tui.help import help_text
 
 from conftest import NAMES, settle, wait_for
-
-
-def run(app, scenario, size=(120, 40)):
-    async def main():
-        async with app.run_test(size=size) as pilot:
-            await settle(pilot, app)
-            await scenario(pilot)
-    asyncio.run(main())
+from conftest import run_app as run
 
 
 def cell(app, table_id, row, col):

@@ -4,23 +4,14 @@ stops that read as stops, checkpoint → table from the run plan, and the header
 
 from __future__ import annotations
 
-import asyncio
-
 from streamwatch.model.events import QueryStarted, QueryTerminated
 from streamwatch.model.runtime import QueryNotRun, QueryPlan, QueryQueued, RunPlan, SessionInfo
 
-from conftest import NOW_MS, ControlledBackend, landed_files, load_recording, settle, wait_for
+from conftest import NOW_MS, ControlledBackend, landed_files, load_recording, wait_for
+from conftest import run_app as run
 
 STOP_EXCEPTION = ("org.apache.spark.SparkException: [TASK_WRITE_FAILED] Task failed while writing rows to "
                   "file:/ws/tables/flights/silver.\n\tat org.apache.spark.sql.errors.QueryExecutionErrors")
-
-
-def run(app, scenario, size=(120, 40)):
-    async def main():
-        async with app.run_test(size=size) as pilot:
-            await settle(pilot, app)
-            await scenario(pilot)
-    asyncio.run(main())
 
 
 def cell(app, table_id, row, col):
