@@ -151,3 +151,59 @@ def test_retention_golden_on_the_corpus(corpus, unchanged, fmt):
         path.write_text(text)
     assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
     assert text == path.read_text()
+
+
+# RocksDB with a zip per commit (changelog checkpointing off), maintenance right after each
+# commit (unloadOnCommit), no waiting for extra stale versions (ratio 0 → minVersionsToDelete
+# 0) and no cap per maintenance (-1): RocksDBFileManager.deleteOldVersions then deletes every
+# version below V - minBatchesToRetain + 1 and the SST files only those versions name.
+ROCKSDB_CONFS = {
+    **STATE_CONFS,
+    "spark.sql.streaming.stateStore.providerClass":
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "false",
+    "spark.sql.streaming.ratioExtraSpaceAllowedInCheckpoint": "0",
+    "spark.sql.streaming.stateStore.maxVersionsToDeletePerMaintenance": "-1",
+}
+
+
+def _rocksdb_files(cp: Path) -> dict[str, set[str]]:
+    """``<operator>/<partition>`` → its zips, changelogs and ``SSTs/…`` files (no checksums)."""
+    out: dict[str, set[str]] = {}
+    for p in (cp / "state").glob("*/*"):
+        if p.is_dir() and p.name.isdigit():
+            names = {f.name for f in p.iterdir() if f.is_file() and not f.name.startswith(".")}
+            ssts = p / "SSTs"
+            if ssts.is_dir():
+                names |= {f"SSTs/{f.name}" for f in ssts.iterdir() if f.is_file() and not f.name.startswith(".")}
+            out[f"{p.parent.name}/{p.name}"] = names
+    return out
+
+
+@pytest.mark.spark
+def test_spark_rocksdb_maintenance_deletes_exactly_what_the_plan_predicted(mini_query, unchanged):
+    q = mini_query(stateful=True, name="rocks")
+    q.land(8)
+    q.run(ROCKSDB_CONFS)  # batches 0..7: versions 1..8, each maintained after its commit
+    before = _rocksdb_files(q.cp)
+    assert set(before) == {"0/0", "0/1"}, before
+    with unchanged.around(q.out):
+        r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    [op] = json.loads(r.stdout)["state"]
+    assert op["provider"] == "rocksdb"
+    stores = {f"0/{s['partition']}": s for s in op["stores"]}
+    for s in stores.values():
+        assert s["latest_version"] == 8 and s["planned_at_version"] == 9
+        assert s["earliest_version_kept"] == 7  # 9 - 3 + 1
+        # Spark's maintenance after version 8 already dropped versions below 6
+        assert [n for n in s["delete_next"] if not n.startswith("SSTs/")] == ["6.zip"], s
+        assert s["orphan_ssts"] == [], s
+
+    q.land(1)
+    q.run(ROCKSDB_CONFS)  # batch 8: version 9, then its maintenance
+    after = _rocksdb_files(q.cp)
+    for store, s in stores.items():
+        print(store, sorted(before[store]), sorted(after[store]), s)
+        assert before[store] - after[store] == set(s["delete_next"]), store
+        assert "9.zip" in after[store]

@@ -157,7 +157,9 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
         mt = _STATE_FILE.match(it.name)
         if mt and not it.is_dir:
             (zips if mt.group(3) == "zip" else others).setdefault(int(mt.group(1)), []).append((it.name, it.size))
-    ssts = _sizes(storage, storage.join(folder, "SSTs"))
+    # Hadoop's local file system keeps a hidden ``.<name>.crc`` beside each SST file and deletes
+    # it with the file: not an SST of its own.
+    ssts = {n: s for n, s in _sizes(storage, storage.join(folder, "SSTs")).items() if not n.startswith(".")}
     all_versions = sorted(set(zips) | set(others))
     if not all_versions:
         return {"latest_version": None, "planned_at_version": None, "delete_next": [], "delete_bytes": 0, "orphan_ssts": [],
