@@ -14,14 +14,16 @@ Examples:
   streamwatch retention ./streamwatch-workspace/checkpoints/flights/gold
   streamwatch retention CP --min-batches 10     as if minBatchesToRetain were 10
   streamwatch retention CP --json | jq .delete_bytes   schema streamwatch.retention/1
+  streamwatch retention CP --max-versions-per-maintenance 5   RocksDB: 5 versions a run
 
 \b
 minBatchesToRetain comes from --min-batches, else the offsets conf, else Spark's
 default 100. The plan lists, with bytes: offsets/commits the next batch purges,
 state files the maintenance after the next batch deletes (HDFS: versions
 before the snapshot needed for (latest+1)-minBatches, a .delta beside a purged
-.snapshot one maintenance later; RocksDB: old zips/changelogs, SSTs only they
-name; orphan SSTs listed apart), and for each file source/sink log the next
+.snapshot one maintenance later; RocksDB: zips/changelogs below the newest
+zip at or below (latest+1)-minBatches+1, at most N versions a run with
+--max-versions-per-maintenance, SSTs only they name; orphan SSTs listed apart), and for each file source/sink log the next
 .compact file, its size and growth per compaction. Nothing is deleted: this is
 a plan.
 Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
@@ -36,9 +38,11 @@ def _fail(code: int, msg: str) -> NoReturn:
 @click.command(epilog=EPILOG)
 @click.argument("path", type=str)
 @click.option("--min-batches", "min_batches", type=click.IntRange(min=1), default=None, metavar="N", help="minBatchesToRetain to plan with (default: offsets conf, else 100).")
+@click.option("--max-versions-per-maintenance", "max_per_run", type=click.IntRange(min=-1), default=-1, show_default=True, metavar="N",
+              help="spark.sql.streaming.stateStore.maxVersionsToDeletePerMaintenance (RocksDB state; -1: no cap).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The file sink's output folder (discovered in a streamwatch workspace).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.retention/1, see README).")
-def retention(path: str, min_batches: int | None, sink: str | None, as_json: bool) -> None:
+def retention(path: str, min_batches: int | None, max_per_run: int, sink: str | None, as_json: bool) -> None:
     """What Spark's cleanup (spark.sql.streaming.minBatchesToRetain) deletes next
     under the checkpoint at PATH, and what it never will. Read-only, no JVM."""
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
@@ -49,7 +53,7 @@ def retention(path: str, min_batches: int | None, sink: str | None, as_json: boo
         cp = read_checkpoint(path, sink=sink, full=False)
         storage, root = open_storage(path)
         sink_storage = open_storage(cp.sink_path)[0] if cp.sink_path else None
-        doc = plan(storage, root, cp, min_batches, sink_storage)
+        doc = plan(storage, root, cp, min_batches, sink_storage, max_per_run)
     except (CheckpointError, StorageError) as e:
         _fail(ExitCode.UNREADABLE, str(e))
     except OSError as e:

@@ -185,25 +185,52 @@ def test_spark_rocksdb_maintenance_deletes_exactly_what_the_plan_predicted(mini_
     q = mini_query(stateful=True, name="rocks")
     q.land(8)
     q.run(ROCKSDB_CONFS)  # batches 0..7: versions 1..8, each maintained after its commit
+    for version in (9, 10, 11):  # plan, one more batch, compare; three times
+        before = _rocksdb_files(q.cp)
+        assert set(before) == {"0/0", "0/1"}, before
+        with unchanged.around(q.out):
+            r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
+        assert r.exit_code == 0, r.output
+        [op] = json.loads(r.stdout)["state"]
+        assert op["provider"] == "rocksdb"
+        stores = {f"0/{s['partition']}": s for s in op["stores"]}
+        for s in stores.values():
+            assert s["latest_version"] == version - 1 and s["planned_at_version"] == version
+            assert s["earliest_version_kept"] == version - 3 + 1
+            # the maintenance after the previous version already dropped everything older
+            assert [n for n in s["delete_next"] if not n.startswith("SSTs/")] == [f"{version - 3}.zip"], s
+            assert s["orphan_ssts"] == [], s
+
+        q.land(1)
+        q.run(ROCKSDB_CONFS)  # one batch: the next version, then its maintenance
+        after = _rocksdb_files(q.cp)
+        for store, s in stores.items():
+            assert f"{version}.zip" in after[store]
+            assert before[store] - after[store] == set(s["delete_next"]), (store, sorted(before[store]), sorted(after[store]))
+
+
+@pytest.mark.spark
+def test_spark_rocksdb_deletes_at_most_max_versions_per_maintenance(mini_query, unchanged):
+    q = mini_query(stateful=True, name="rocks-cap")
+    q.land(6)
+    q.run({**ROCKSDB_CONFS, "spark.sql.streaming.minBatchesToRetain": "10"})  # versions 1..6, none deleted
     before = _rocksdb_files(q.cp)
-    assert set(before) == {"0/0", "0/1"}, before
+    assert all({f"{v}.zip" for v in range(1, 7)} <= names for names in before.values()), before
     with unchanged.around(q.out):
-        r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
+        r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "2", "--max-versions-per-maintenance", "2", "--json"])
     assert r.exit_code == 0, r.output
-    [op] = json.loads(r.stdout)["state"]
-    assert op["provider"] == "rocksdb"
-    stores = {f"0/{s['partition']}": s for s in op["stores"]}
+    doc = json.loads(r.stdout)
+    assert doc["max_versions_per_maintenance"] == 2
+    stores = {f"0/{s['partition']}": s for s in doc["state"][0]["stores"]}
     for s in stores.values():
-        assert s["latest_version"] == 8 and s["planned_at_version"] == 9
-        assert s["earliest_version_kept"] == 7  # 9 - 3 + 1
-        # Spark's maintenance after version 8 already dropped versions below 6
-        assert [n for n in s["delete_next"] if not n.startswith("SSTs/")] == ["6.zip"], s
-        assert s["orphan_ssts"] == [], s
+        # version 7 lets versions below 6 go, but one run deletes only 2: below oldest (1) + 2
+        assert s["earliest_version_kept"] == 3
+        assert [n for n in s["delete_next"] if not n.startswith("SSTs/")] == ["1.zip", "2.zip"], s
 
     q.land(1)
-    q.run(ROCKSDB_CONFS)  # batch 8: version 9, then its maintenance
+    q.run({**ROCKSDB_CONFS, "spark.sql.streaming.minBatchesToRetain": "2",
+           "spark.sql.streaming.stateStore.maxVersionsToDeletePerMaintenance": "2"})
     after = _rocksdb_files(q.cp)
     for store, s in stores.items():
-        print(store, sorted(before[store]), sorted(after[store]), s)
-        assert before[store] - after[store] == set(s["delete_next"]), store
-        assert "9.zip" in after[store]
+        assert "7.zip" in after[store]
+        assert before[store] - after[store] == set(s["delete_next"]), (store, sorted(before[store]), sorted(after[store]))

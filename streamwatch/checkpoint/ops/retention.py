@@ -149,7 +149,19 @@ def _zip_ssts(data: bytes) -> set[str] | None:
     return {str(f.get("dfsSstFileName")) for f in files or [] if isinstance(f, dict)}
 
 
-def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
+def _rocksdb_keep_from(zips: list[int], changelogs: bool, at: int, m: int, cap: int) -> int | None:
+    """The oldest version ``RocksDBFileManager.deleteOldVersions`` keeps after committing ``at``:
+    the newest zip at or below ``at - m + 1`` and, with a cap (``cap`` ≥ 0), at or below the
+    oldest zip + cap; None when no zip lies below it (then nothing is deleted). The commit of
+    ``at`` writes ``at.zip`` itself unless the store keeps changelogs."""
+    versions = sorted(set(zips) | ({at} if not changelogs else set()))
+    if not versions:
+        return None
+    keep = max((v for v in versions if v <= at - m + 1 and (cap < 0 or v <= versions[0] + cap)), default=0)
+    return keep if any(v < keep for v in versions) else None
+
+
+def _rocksdb_store(storage: Storage, folder: str, m: int, cap: int = -1) -> dict[str, Any]:
     items = storage.list(folder) or []
     zips: dict[int, list[tuple[str, int]]] = {}
     others: dict[int, list[tuple[str, int]]] = {}
@@ -165,7 +177,8 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
         return {"latest_version": None, "planned_at_version": None, "delete_next": [], "delete_bytes": 0, "orphan_ssts": [],
                 "orphan_bytes": 0}
     latest = all_versions[-1]
-    keep_from = max(all_versions[0], latest + 1 - m + 1)  # after the next batch commits latest + 1
+    keep = _rocksdb_keep_from(list(zips), bool(others), latest + 1, m, cap)  # after the next commit
+    keep_from = all_versions[0] if keep is None else max(all_versions[0], keep)
     delete = [n for v in all_versions if v < keep_from for n, _ in zips.get(v, []) + others.get(v, [])]
     referenced_kept: set[str] = set()
     referenced_any: set[str] = set()
@@ -197,11 +210,11 @@ def _rocksdb_store(storage: Storage, folder: str, m: int) -> dict[str, Any]:
     }
 
 
-def _state(storage: Storage, op: StateOperator, m: int) -> dict[str, Any]:
+def _state(storage: Storage, op: StateOperator, m: int, cap: int = -1) -> dict[str, Any]:
     stores = []
     for p in op.partitions:
         folder = storage.join(op.path, str(p.partition_id)) if p.store_name == "default" else storage.join(op.path, str(p.partition_id), p.store_name)
-        plan = _rocksdb_store(storage, folder, m) if op.provider == "rocksdb" else _hdfs_store(storage, folder, m)
+        plan = _rocksdb_store(storage, folder, m, cap) if op.provider == "rocksdb" else _hdfs_store(storage, folder, m)
         stores.append({"partition": p.partition_id, "store": p.store_name, **plan})
     return {
         "operator_id": op.operator_id,
@@ -252,10 +265,13 @@ def _compactible(storage: Storage, log: CompactibleLog, kind: str, m: int, conf:
     }
 
 
-def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int | None = None, sink_storage: Storage | None = None) -> dict[str, Any]:
+def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int | None = None, sink_storage: Storage | None = None,
+         max_versions_per_maintenance: int = -1) -> dict[str, Any]:
     """The retention plan document (``streamwatch.retention/1``) for ``cp`` read from ``root``
     on ``storage`` (the sink's ``_spark_metadata`` on ``sink_storage``, default ``storage``).
-    ``min_batches_override`` replaces minBatchesToRetain (else the offsets conf, else 100).
+    ``min_batches_override`` replaces minBatchesToRetain (else the offsets conf, else 100);
+    ``max_versions_per_maintenance`` is ``spark.sql.streaming.stateStore.
+    maxVersionsToDeletePerMaintenance`` (-1, Spark's default: no cap; RocksDB stores only).
     Sizes are bytes; nothing is written."""
     m, where = min_batches(cp, min_batches_override)
     conf = dict(cp.latest_offsets.conf) if cp.latest_offsets else {}
@@ -263,7 +279,7 @@ def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int 
     if cp.sink is not None:
         logs.append({"kind": "sink", "index": None, **_compactible(sink_storage or storage, cp.sink, "sink", m, conf)})
     batch = _batch_logs(storage, root, cp, m)
-    state = [_state(storage, op, m) for op in cp.state]
+    state = [_state(storage, op, m, max_versions_per_maintenance) for op in cp.state]
     total = batch["offsets"]["delete_bytes"] + batch["commits"]["delete_bytes"] + sum(s["delete_bytes"] for s in state) + sum(lg["delete_bytes"] for lg in logs)
     return {
         "schema": SCHEMA,
@@ -271,6 +287,7 @@ def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int 
         "query_id": cp.query_id,
         "min_batches_to_retain": m,
         "min_batches_source": where,
+        "max_versions_per_maintenance": max_versions_per_maintenance,
         "batch_logs": batch,
         "state": state,
         "file_logs": logs,
