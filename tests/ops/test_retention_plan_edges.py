@@ -203,3 +203,39 @@ def test_a_checkpoint_without_batches(tmp_path):
     assert doc["batch_logs"]["next_batch"] is None and doc["batch_logs"]["offsets"]["kept"] is None
     assert doc["state"] == [] and doc["delete_bytes"] == 0
     assert all(lg["next_compact"] is None for lg in doc["file_logs"])
+
+
+def test_rocksdb_changelog_store_keeps_from_the_newest_zip(tmp_path):
+    """With changelogs the next commit writes no zip: Spark keeps from the newest zip at or
+    below V - minBatches + 1 (every changelog from it on), and deletes nothing at all while no
+    zip lies below that one."""
+    fc = checkpoint(tmp_path, 6)
+    store = fc.root / "state" / "0" / "0"
+    store.mkdir(parents=True)
+    (store / "2.zip").write_bytes(rocksdb_zip([]))
+    for v in range(1, 7):
+        write(store, f"{v}.changelog", 50)
+    [s] = make_plan(fc, 2)["state"][0]["stores"]
+    assert s["earliest_version_kept"] == 1 and s["delete_next"] == []  # no zip below 2
+    (store / "1.zip").write_bytes(rocksdb_zip([]))
+    (store / "4.zip").write_bytes(rocksdb_zip([]))
+    [s] = make_plan(fc, 2)["state"][0]["stores"]  # V = 7: newest zip at or below 6 is 4
+    assert s["earliest_version_kept"] == 4
+    assert s["delete_next"] == ["1.zip", "1.changelog", "2.zip", "2.changelog", "3.changelog"]
+
+
+def test_rocksdb_cap_per_maintenance(tmp_path):
+    fc = checkpoint(tmp_path, 6)
+    store = fc.root / "state" / "0" / "0"
+    store.mkdir(parents=True)
+    for v in range(1, 7):
+        (store / f"{v}.zip").write_bytes(rocksdb_zip([]))
+    cp = read_checkpoint(fc.root, sink=fc.sink)
+    capped = plan(LocalStorage(), str(fc.root), cp, 2, None, 1)
+    [s] = capped["state"][0]["stores"]
+    assert capped["max_versions_per_maintenance"] == 1
+    assert s["earliest_version_kept"] == 2 and s["delete_next"] == ["1.zip"]
+    [s] = plan(LocalStorage(), str(fc.root), cp, 2, None, 0)["state"][0]["stores"]
+    assert s["delete_next"] == []
+    [s] = make_plan(fc, 2)["state"][0]["stores"]  # no cap: below 7 - 2 + 1 = 6
+    assert s["earliest_version_kept"] == 6 and s["delete_next"] == [f"{v}.zip" for v in range(1, 6)]
