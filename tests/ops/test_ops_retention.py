@@ -1,5 +1,5 @@
 """`streamwatch retention`: the plan, then one more batch, and Spark deletes exactly what the
-plan said (offsets, commits, the file source log and the file sink log)."""
+plan said (offsets, commits, the file source log, the file sink log, HDFS and RocksDB state)."""
 
 from __future__ import annotations
 

@@ -17,12 +17,20 @@ The rules mirror Spark 4.x (read from its sources, re-stated here):
   one file per version, the snapshot when a version has both, so a ``.delta`` beside a deleted
   ``.snapshot`` goes one maintenance later (``delete_after_next``). Checked against Spark 4.2
   by ``tests/ops/test_ops_retention.py``.
-* RocksDB state (``RocksDBFileManager.deleteOldVersions``): versions below
-  ``V - minBatchesToRetain + 1`` lose their ``.zip``/``.changelog``; SST files only those
-  versions name go with them. Not checked against Spark: Spark 4.2 also waits for
-  ``round(ratioExtraSpaceAllowedInCheckpoint × minBatchesToRetain)`` stale versions, caps
-  versions per run (``maxVersionsToDeletePerMaintenance``) and deletes orphan files older than
-  the oldest retained version, none of which this plan models (orphans are listed apart).
+* RocksDB state (``RocksDBFileManager.deleteOldVersions``, Spark 4.2): the commit of V writes
+  ``V.zip`` unless the store keeps changelogs; Spark keeps from the newest zip at or below
+  ``V - minBatchesToRetain + 1`` and, with ``spark.sql.streaming.stateStore.
+  maxVersionsToDeletePerMaintenance`` = k ≥ 0 (default -1: no cap), at or below the oldest
+  zip + k; when no zip lies below that version nothing is deleted, else every zip and
+  ``.changelog`` below it goes, with the SST files only those versions name. Checked against
+  Spark 4.2 by ``tests/ops/test_ops_retention.py`` (one zip per commit, ``unloadOnCommit``,
+  ``ratioExtraSpaceAllowedInCheckpoint`` 0; three batches in a row, and a cap of 2; in those
+  runs no dropped version freed an SST, so SST freeing is pinned only by the on-disk tests).
+  Not modelled: Spark waits until ``round(spark.sql.streaming.ratioExtraSpaceAllowedInCheckpoint
+  (0.3) × minBatchesToRetain)`` versions are stale, counted from versions the executor's file
+  manager saw in memory (so with the default ratio Spark may delete later than planned, never
+  other files); with changelogs a snapshot zip the maintenance uploads first; and orphan SST
+  and log files older than every tracked file, which Spark also deletes (listed apart here).
 * file source/sink logs (``CompactibleFileStreamLog``): batch ``b`` is a compaction when
   ``(b + 1) % interval == 0``; the ``.compact`` file re-writes the previous compact file plus
   every batch since. After adding batch C, when ``interval <= C + 1 - minBatchesToRetain``,
