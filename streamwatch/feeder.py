@@ -11,7 +11,7 @@ from streamwatch.pipeline import DataFactory
 
 class Feeder:
     """Calls ``factory.land(files_per_tick)`` every ``every_s`` seconds until stopped or the
-    factory is exhausted, after landing ``initial_files`` at once. Errors go to ``on_error``
+    factory is exhausted, after landing ``initial_files`` at once in :meth:`start`. Errors go to ``on_error``
     (one call, then the feeder stops) instead of killing the process."""
 
     def __init__(
@@ -38,7 +38,6 @@ class Feeder:
 
     def _run(self) -> None:
         try:
-            self.landed += self.factory.land(self._budget(self.initial_files))
             while not self._stop.wait(self.every_s):
                 n = self._budget(self.files_per_tick)
                 if n == 0 or self.factory.exhausted:
@@ -49,6 +48,15 @@ class Feeder:
                 self.on_error(e)
 
     def start(self) -> "Feeder":
+        """Land ``initial_files`` now, in the caller's thread (so queries started next find
+        them: an ``availableNow`` run reads what has landed when it starts), then land on the
+        schedule in the background. Returns ``self``."""
+        try:
+            self.landed += self.factory.land(self._budget(self.initial_files))
+        except Exception as e:  # disk full, bad data …: report, do not crash the app
+            if self.on_error:
+                self.on_error(e)
+            return self
         self._thread.start()
         return self
 
