@@ -110,7 +110,8 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
 
     if out not in ("-", "") and "://" not in out:  # fail before the ~10 s Spark start-up
         try:
-            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            if not Path(out).parent.exists():  # a file in the way: open() says "Not a directory"
+                Path(out).parent.mkdir(parents=True, exist_ok=True)
             open(out, "ab").close()
         except OSError as e:
             say(f"cannot write {out}: {e.strerror or e}")

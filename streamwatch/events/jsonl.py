@@ -164,7 +164,8 @@ class JsonlRecorder(Recorder):
         self._closed = False
         self._owns = self.path is not None
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.exists():  # a file in the way: open() says "Not a directory"
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh: IO[bytes] = open(self.path, "ab")
         else:
             self._fh = stream if stream is not None else sys.stdout.buffer
