@@ -2,8 +2,7 @@
 
 Every error streamwatch raises on purpose derives from :class:`StreamwatchError` and names the
 :class:`ExitCode` a command exits with when it escapes; :func:`exit_code_for` is the one
-mapping (with the few per-subcommand codes the README documents). No imports: every layer
-may use this module.
+mapping, the same for every subcommand. No imports: every layer may use this module.
 """
 
 from __future__ import annotations
@@ -28,21 +27,9 @@ class StreamwatchError(Exception):
     exit_code: ExitCode = ExitCode.ERRORS
 
 
-#: (subcommand, error class name) → exit code, where the README documents another code than
-#: the class's own (``streamwatch events``: 1 for an unreadable or unrecognised input)
-DOCUMENTED: dict[tuple[str, str], ExitCode] = {
-    ("events", "EventSourceError"): ExitCode.WARNINGS,
-    ("events", "UnsupportedCodec"): ExitCode.WARNINGS,
-    ("replay", "EventSourceError"): ExitCode.WARNINGS,
-}
-
-
-def exit_code_for(error: BaseException, command: str = "") -> ExitCode:
-    """The exit code of ``command`` (a subcommand name) when ``error`` escapes it."""
-    for cls in type(error).__mro__:
-        code = DOCUMENTED.get((command, cls.__name__))
-        if code is not None:
-            return code
+def exit_code_for(error: BaseException) -> ExitCode:
+    """The exit code of any subcommand when ``error`` escapes it: a :class:`StreamwatchError`'s
+    own code, 4 for an :class:`OSError`, 3 otherwise."""
     if isinstance(error, StreamwatchError):
         return error.exit_code
     if isinstance(error, OSError):

@@ -50,7 +50,7 @@ class Streamwatch(click.Group):
         except StreamwatchError as e:
             command = ctx.invoked_subcommand or "run"
             click.echo(f"streamwatch {command}: {one_line(e)}", err=True)
-            ctx.exit(exit_code_for(e, command))
+            ctx.exit(exit_code_for(e))
 
 
 @click.group(cls=Streamwatch, invoke_without_command=True, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

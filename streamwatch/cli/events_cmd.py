@@ -17,7 +17,12 @@ Examples:
   streamwatch events recording.jsonl                       queries, batches, rows, time span
 \b
 Reads Spark event logs (plain, .gz, .zstd, .lz4; rolling eventlog_v2_* folders) and
-streamwatch recordings. Exit codes: 0 read, 1 unreadable or unrecognised input.
+streamwatch recordings.
+\b
+Exit codes:
+  0  SOURCE was read (skipped lines and legacy events are said on stderr)
+  2  bad option
+  4  SOURCE is missing, unreadable, neither a recording nor an event log, or compressed with an unsupported codec; or --out cannot be written
 """
 
 
@@ -36,33 +41,30 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
     batches, input rows, time span), or with --json convert it to streamwatch
     JSONL: one header line (app, redacted Spark conf), then one line per
     listener event. Spark 2.0.x streaming events are reported as unsupported.
+    An unreadable SOURCE is one line on stderr and exit 4 (the command group's handler).
     """
     from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
-    from streamwatch.events.reader import EventSourceError, ReadReport, read_events
+    from streamwatch.events.reader import ReadReport, read_events
     from streamwatch.events.summary import summarize
 
     report = ReadReport()
-    try:
-        it = read_events(source, report)
-        if as_json:
-            first = next(it, None)  # reading the first event fills report.header
-            header = report.header or RecordingHeader(time_ms=0, source="eventlog")
-            try:
-                rec = JsonlRecorder(out, header=header, flush_every=1000)
-            except OSError as e:
-                click.echo(f"streamwatch events: cannot write {out}: {e.strerror or e}", err=True)
-                sys.exit(ExitCode.WARNINGS)
-            with rec:
-                if first is not None:
-                    rec.write(first)
-                    for obj in it:
-                        rec.write(obj)
-            summary = None
-        else:
-            summary = summarize(it)
-    except EventSourceError as e:
-        click.echo(f"streamwatch events: {e}", err=True)
-        sys.exit(ExitCode.WARNINGS)
+    it = read_events(source, report)
+    if as_json:
+        first = next(it, None)  # reading the first event fills report.header
+        header = report.header or RecordingHeader(time_ms=0, source="eventlog")
+        try:
+            rec = JsonlRecorder(out, header=header, flush_every=1000)
+        except OSError as e:
+            click.echo(f"streamwatch events: cannot write {out}: {e.strerror or e}", err=True)
+            sys.exit(ExitCode.UNREADABLE)
+        with rec:
+            if first is not None:
+                rec.write(first)
+                for obj in it:
+                    rec.write(obj)
+        summary = None
+    else:
+        summary = summarize(it)
     if report.bad_lines:
         click.echo(f"streamwatch events: skipped {report.bad_lines} unreadable lines "
                    f"(first: {report.problems[0]})", err=True)

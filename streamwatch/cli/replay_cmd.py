@@ -17,6 +17,11 @@ Examples:
   streamwatch replay --follow s3://bucket/job/events.jsonl
                                                   watch a job elsewhere (segments .1, .2 …)
   streamwatch replay s3://bucket/spark-events/app-20260101120000-0001
+\b
+Exit codes:
+  0  the dashboard was quit
+  2  bad option
+  4  SOURCE is missing (without --follow), unreadable, neither a recording nor an event log, or compressed with an unsupported codec
 """
 
 
@@ -36,19 +41,15 @@ def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
     path or an fsspec URL (s3://bucket/key with s3fs installed). No Spark is
     started.
     Pauses longer than 5 s in the recording are shortened. Press q to quit.
+    An unreadable SOURCE is one line on stderr and exit 4 (the command group's handler),
+    before the dashboard opens.
     """
-    from streamwatch.events.reader import EventSourceError
+    from streamwatch.backends.replay import ReplayBackend
 
     if speed < 0:
         click.echo("streamwatch replay: --speed must be >= 0", err=True)
         sys.exit(ExitCode.USAGE)
-    try:
-        from streamwatch.backends.replay import ReplayBackend
-
-        backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
-    except EventSourceError as e:
-        click.echo(f"streamwatch replay: {e}", err=True)
-        sys.exit(ExitCode.WARNINGS)
+    backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
     from streamwatch.tui.launch import run_dashboard
 
     run_dashboard(backend)

@@ -1,11 +1,13 @@
-"""`replay`, `land`, `run`, `watch` and the Kafka options without Spark: each usage error is
-one line on stderr with its documented exit status, `watch --log --once --recording` merges
+"""`replay`, `events`, `land`, `run`, `watch` and the Kafka options without Spark: each usage
+or input error is one line on stderr with its documented exit status, `watch --log --once --recording` merges
 the listener's numbers, and `--kafka-bootstrap` is recorded for `land` while the run lasts."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from streamwatch.cli import main
 from tests.helpers.fake_checkpoint import QUERY_ID, FakeCheckpoint
 
 ROOT = Path(__file__).resolve().parents[2]
+STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 T0 = 1_790_000_000_000
 
 
@@ -37,15 +40,23 @@ def test_replay_negative_speed_is_usage():
     _one_line_error(_sw("replay", "x.jsonl", "--speed", "-1"), "replay", 2, "--speed must be >= 0")
 
 
-def test_replay_of_nothing_is_one_line_exit_1_like_events(tmp_path):
-    """`replay` of a missing or foreign file exits 1 with one line, as `streamwatch events`
-    does for the same input (README: 1 when it is unreadable)."""
-    missing = tmp_path / "gone.jsonl"
-    _one_line_error(_sw("replay", str(missing)), "replay", 1, str(missing))
-    foreign = tmp_path / "notes.txt"
-    foreign.write_text("hello\nworld\n")
-    r = _sw("replay", str(foreign))
-    assert r.exit_code == _sw("events", str(foreign)).exit_code == 1, r.output
+@pytest.mark.parametrize("command", ["replay", "events"])
+@pytest.mark.parametrize(("name", "content", "says"), [
+    ("gone.jsonl", None, "no such file or directory"),
+    ("notes.txt", "hello\nworld\n", "neither a streamwatch recording nor a Spark event log"),
+])
+def test_unreadable_source_exits_4_with_one_stderr_line(tmp_path, command, name, content, says):
+    """`replay` and `events` of a missing or foreign file: the real command exits 4 (README:
+    unreadable input) with exactly one line on stderr naming the file, nothing on stdout, and
+    `replay` never opens the dashboard."""
+    source = tmp_path / name
+    if content is not None:
+        source.write_text(content)
+    r = subprocess.run([STREAMWATCH, command, str(source)], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    assert r.stderr.splitlines() == [f"streamwatch {command}: {source}: {says}"]
+    assert r.stdout == ""
 
 
 def test_replay_poll_below_minimum_is_click_usage():

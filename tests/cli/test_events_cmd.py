@@ -52,10 +52,23 @@ def test_legacy_spark_2_0_log_is_reported_not_a_crash(corpus):
     assert r.stdout.splitlines()[-1] == "0 queries, 0 events, 3 unsupported"
 
 
-def test_bad_input_is_one_line_and_exit_1(tmp_path):
+def test_bad_input_is_one_line_and_exit_4(tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
-    for path in (tmp_path / "missing", tmp_path / "notes.txt"):
-        r = CliRunner().invoke(main, ["events", str(path)])
-        assert r.exit_code == 1
-        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
-        assert r.stdout == ""
+    (tmp_path / "log.snappy").write_bytes(b"\x00" * 16)
+    for path in (tmp_path / "missing", tmp_path / "notes.txt", tmp_path / "log.snappy"):
+        for json_flag in ([], ["--json"]):
+            r = CliRunner().invoke(main, ["events", str(path), *json_flag])
+            assert r.exit_code == 4, (path, r.exit_code, r.output)
+            lines = r.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith("streamwatch events: ") and path.name in lines[0], r.stderr
+            assert r.stdout == ""
+
+
+def test_json_out_that_cannot_be_written_exits_4(rolling, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    out = blocker / "app.jsonl"
+    r = CliRunner().invoke(main, ["events", str(rolling), "--json", "--out", str(out)])
+    assert r.exit_code == 4, r.output
+    assert r.stderr.splitlines() == [f"streamwatch events: cannot write {out}: Not a directory"]
+    assert blocker.read_text() == ""

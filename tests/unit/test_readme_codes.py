@@ -1,6 +1,7 @@
 """README's tables of codes against the code: every finding code the checkpoint reader can
 emit is in the Findings table with its severity (and nothing else is), the ``--check`` table
-matches ``ExitCode``, and the ``streamwatch log`` table matches its constants and ``--help``."""
+matches ``ExitCode``, and the exit-code tables of ``streamwatch log``, ``events`` and ``replay``
+match their ``--help`` (one line a code)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,17 +110,36 @@ def test_check_exit_table_is_the_exit_code_enum():
 
 
 def _words(text: str) -> str:
-    return " ".join(re.sub(r"[`,.;]", " ", text.lower()).split())
+    return " ".join(re.sub(r"[,.;]", " ", text.lower().replace("`", "")).split())
+
+
+def _help_codes(command: str) -> dict[int, str]:
+    """code → words of the ``Exit codes:`` lines (one a code) of ``streamwatch COMMAND --help``."""
+    from streamwatch.cli import main
+
+    help_text = CliRunner().invoke(main, [command, "--help"], terminal_width=200).output
+    listed = re.findall(r"^\s+([0-4])\s{2,}(.+)$", help_text.split("Exit codes:")[1], re.M)
+    assert len(listed) == len({k for k, _ in listed}), f"{command} --help: one line a code"
+    return {int(k): _words(v) for k, v in listed}
+
+
+def _readme_codes(marker: str) -> dict[int, str]:
+    return {int(r[0]): _words(r[1]) for r in _table_after(marker)}
 
 
 def test_log_exit_table_matches_the_constants_and_the_help():
-    from streamwatch.cli import log_cmd, main
-
-    rows = {int(r[0]): r[1] for r in _table_after("## Headless logging")}
+    from streamwatch.cli import log_cmd
     from streamwatch.errors import ExitCode
 
+    rows = _readme_codes("## Headless logging")
     constants = {v: k for k, v in vars(log_cmd).items() if k.startswith("EXIT_") and isinstance(v, int)}
     assert set(rows) == (set(constants) or {int(c) for c in ExitCode}) == {0, 1, 2, 3, 4}
-    help_text = CliRunner().invoke(main, ["log", "--help"], terminal_width=200).output
-    listed = dict(re.findall(r"^\s+([0-4])\s{2,}(.+)$", help_text.split("Exit codes:")[1], re.M))
-    assert {int(k): _words(v) for k, v in listed.items()} == {k: _words(v) for k, v in rows.items()}
+    assert _help_codes("log") == rows
+
+
+@pytest.mark.parametrize("command", ["events", "replay"])
+def test_event_source_exit_tables_match_the_help_and_say_4_for_unreadable(command):
+    rows = _readme_codes(f"`streamwatch {command}` exit codes")
+    assert set(rows) == {0, 2, 4}
+    assert "unreadable" in rows[4] and "missing" in rows[4]
+    assert _help_codes(command) == rows
