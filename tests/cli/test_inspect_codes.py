@@ -3,9 +3,8 @@ corpus), with the documented severity and the ``streamwatch inspect --check`` ex
 (0 no warning/error, 1 worst is a warning, 3 worst is an error, 4 PATH unusable).
 
 Each case writes the smallest checkpoint that shows the problem, in Spark's own on-disk
-formats (``offsets/N``: ``v1`` + OffsetSeqMetadata JSON + one offset per source;
-``commits/N``: ``v1`` + CommitMetadata; ``sources/0/N`` and ``_spark_metadata/N``: ``v1`` +
-one JSON entry per file; ``state/<op>/<partition>/<version>.delta``)."""
+formats (the builders in ``tests/cli/conftest.py``). What the messages name (ranges, the
+watermark-stalled boundaries) is in ``test_inspect_finding_edges.py``."""
 
 from __future__ import annotations
 
@@ -17,219 +16,161 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from click.testing import CliRunner
 
-from streamwatch.cli import main
+from tests.cli.conftest import T0, build_checkpoint, inspect_cli, write_offsets, write_sink, write_state
 
-QID = "3f1c1d0e-0000-4000-8000-000000000019"
-T0 = 1_700_000_000_000
 CHECK_EXIT = {None: 0, "info": 0, "warning": 1, "error": 3}
-
-
-def _offsets(cp: Path, b: int, *, conf: dict | None = None, watermark: int = 0, log_offset: int | None = None,
-             version: str = "v1") -> None:
-    meta = {"batchWatermarkMs": watermark, "batchTimestampMs": T0 + b * 1000,
-            "conf": {"spark.sql.shuffle.partitions": "2"} if conf is None else conf}
-    src = json.dumps({"logOffset": b if log_offset is None else log_offset})
-    (cp / "offsets" / str(b)).write_text(f"{version}\n{json.dumps(meta)}\n{src}")
-
-
-def _commit(cp: Path, b: int) -> None:
-    (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
-
-
-def _file_entry(path: str, b: int, sink: bool) -> str:
-    if sink:
-        return json.dumps({"path": path, "size": 10, "isDir": False, "modificationTime": T0 + b,
-                           "blockReplication": 1, "blockSize": 33554432, "action": "add"})
-    return json.dumps({"path": path, "timestamp": T0 + b, "batchId": b})
-
-
-def build(root: Path, offsets=(0, 1, 2), commits=(0, 1, 2), **offset_kw) -> Path:
-    """A healthy file-source checkpoint with the given offsets/commits batch ids; its
-    ``sources/0/`` log holds every planned batch."""
-    cp = root / "cp"
-    for d in ("offsets", "commits", "sources/0"):
-        (cp / d).mkdir(parents=True)
-    (cp / "metadata").write_text(json.dumps({"id": QID}))
-    for b in offsets:
-        _offsets(cp, b, **offset_kw)
-        (cp / "sources" / "0" / str(b)).write_text("v1\n" + _file_entry(f"file:///in/f{b}.json", b, sink=False))
-    for b in commits:
-        _commit(cp, b)
-    return cp
-
-
-def _state(cp: Path, versions_by_partition: dict[int, list[int]]) -> None:
-    for part, versions in versions_by_partition.items():
-        d = cp / "state" / "0" / str(part)
-        d.mkdir(parents=True, exist_ok=True)
-        for v in versions:
-            (d / f"{v}.delta").write_bytes(b"")
-
-
-def _sink(root: Path, batches: list[int], compact: int | None = None, compact_bytes: int = 0) -> Path:
-    sink = root / "out"
-    (sink / "_spark_metadata").mkdir(parents=True)
-    for b in batches:
-        name = f"{b}.compact" if b == compact else str(b)
-        body = "v1\n" + _file_entry(f"file:///out/part-{b}.parquet", b, sink=True)
-        if b == compact and compact_bytes:
-            line = _file_entry("file:///out/" + "p" * 200 + ".parquet", b, sink=True)
-            body += ("\n" + line) * (compact_bytes // len(line) + 1)
-        (sink / "_spark_metadata" / name).write_text(body)
-    return sink
 
 
 # Each case: (checkpoint builder → (path, extra inspect args), the code, its severity).
 def _no_batches(tmp: Path):
-    return build(tmp, offsets=(), commits=()), []
+    return build_checkpoint(tmp, offsets=(), commits=()), []
 
 
 def _in_flight(tmp: Path):
-    return build(tmp, offsets=(0, 1), commits=(0,)), []
+    return build_checkpoint(tmp, offsets=(0, 1), commits=(0,)), []
 
 
 def _previous_offsets_missing(tmp: Path):
-    cp = build(tmp, offsets=(0, 1, 2), commits=(0,))
+    cp = build_checkpoint(tmp, offsets=(0, 1, 2), commits=(0,))
     (cp / "offsets" / "1").unlink()
     return cp, []
 
 
 def _offsets_gap(tmp: Path):
-    cp = build(tmp, offsets=(0, 1, 2, 3), commits=(2, 3))  # older commits purged (retention)
+    cp = build_checkpoint(tmp, offsets=(0, 1, 2, 3), commits=(2, 3))  # older commits purged (retention)
     (cp / "offsets" / "1").unlink()
     return cp, []
 
 
 def _commits_gap(tmp: Path):
-    cp = build(tmp, offsets=(0, 1, 2, 3), commits=(0, 1, 2, 3))
+    cp = build_checkpoint(tmp, offsets=(0, 1, 2, 3), commits=(0, 1, 2, 3))
     (cp / "commits" / "1").unlink()
     return cp, []
 
 
 def _commits_behind(tmp: Path):
-    return build(tmp, offsets=(0, 1, 2, 3), commits=(0, 1)), []
+    return build_checkpoint(tmp, offsets=(0, 1, 2, 3), commits=(0, 1)), []
 
 
 def _commit_without_offsets(tmp: Path):
-    return build(tmp, offsets=(0, 1), commits=(0, 1, 2)), []
+    return build_checkpoint(tmp, offsets=(0, 1), commits=(0, 1, 2)), []
 
 
 def _no_commits(tmp: Path):
-    return build(tmp, offsets=(0, 1), commits=()), []
+    return build_checkpoint(tmp, offsets=(0, 1), commits=()), []
 
 
 def _offsets_not_empty_at_batch_0(tmp: Path):
-    cp = build(tmp, offsets=(), commits=())
+    cp = build_checkpoint(tmp, offsets=(), commits=())
     (cp / "offsets" / ".0.5d1b3c7a-2f6e-4a51-9d0c-8e1f2a3b4c5d.tmp").write_text("v1\n")
     return cp, []
 
 
 def _unknown_log_version(tmp: Path):
-    cp = build(tmp)
-    _offsets(cp, 2, version="v99")
+    cp = build_checkpoint(tmp)
+    write_offsets(cp, 2, version="v99")
     return cp, []
 
 
 def _unparsable(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "commits" / "2").write_text('v1\n{"nextBatchWat')
     return cp, []
 
 
 def _empty(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "commits" / "2").write_text("")
     return cp, []
 
 
 def _unreadable(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "commits" / "2").unlink()
     os.mkfifo(cp / "commits" / "2")  # unreadable for root too, and never blocks the reader
     return cp, []
 
 
 def _conf_drift_error(tmp: Path):
-    cp = build(tmp)
-    _offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "8"})
+    cp = build_checkpoint(tmp)
+    write_offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "8"})
     return cp, []
 
 
 def _conf_drift_warning(tmp: Path):
-    cp = build(tmp, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "lz4"})
-    _offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "zstd"})
+    cp = build_checkpoint(tmp, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "lz4"})
+    write_offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "zstd"})
     return cp, []
 
 
 def _conf_not_recorded(tmp: Path):
-    return build(tmp, conf={"spark.sql.streaming.stateStore.providerClass": "x"}), []
+    return build_checkpoint(tmp, conf={"spark.sql.streaming.stateStore.providerClass": "x"}), []
 
 
 def _watermark_stalled(tmp: Path):
     b = tuple(range(7))
-    return build(tmp, offsets=b, commits=b, watermark=T0), []
+    return build_checkpoint(tmp, offsets=b, commits=b, watermark=T0), []
 
 
 def _state_version_missing(tmp: Path):
-    cp = build(tmp)
-    _state(cp, {0: [1, 2, 3], 1: [1, 2]})  # partition 1 lacks version 3 (batch 2 committed)
+    cp = build_checkpoint(tmp)
+    write_state(cp, {0: [1, 2, 3], 1: [1, 2]})  # partition 1 lacks version 3 (batch 2 committed)
     return cp, []
 
 
 def _state_orphan_versions(tmp: Path):
-    cp = build(tmp)
-    _state(cp, {0: [1, 2, 3, 7], 1: [1, 2, 3]})
+    cp = build_checkpoint(tmp)
+    write_state(cp, {0: [1, 2, 3, 7], 1: [1, 2, 3]})
     return cp, []
 
 
 def _state_uncommitted_version(tmp: Path):
-    cp = build(tmp, offsets=(0, 1, 2), commits=(0, 1))
-    _state(cp, {0: [1, 2, 3], 1: [1, 2, 3]})
+    cp = build_checkpoint(tmp, offsets=(0, 1, 2), commits=(0, 1))
+    write_state(cp, {0: [1, 2, 3], 1: [1, 2, 3]})
     return cp, []
 
 
 def _compaction_growth(tmp: Path):
-    cp = build(tmp)
-    return cp, ["--sink", str(_sink(tmp, [0, 1, 2], compact=2, compact_bytes=10 * 1024 * 1024))]
+    cp = build_checkpoint(tmp)
+    return cp, ["--sink", str(write_sink(tmp, [0, 1, 2], compact=2, compact_bytes=10 * 1024 * 1024))]
 
 
 def _sink_behind_commits(tmp: Path):
-    cp = build(tmp)
-    return cp, ["--sink", str(_sink(tmp, [0]))]
+    cp = build_checkpoint(tmp)
+    return cp, ["--sink", str(write_sink(tmp, [0]))]
 
 
 def _source_log_behind(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "sources" / "0" / "2").unlink()
     return cp, []
 
 
 def _stray(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "notes.txt").write_text("not Spark's")
     return cp, []
 
 
 def _temporary(tmp: Path):
-    cp = build(tmp, offsets=(0, 1), commits=(0, 1))
+    cp = build_checkpoint(tmp, offsets=(0, 1), commits=(0, 1))
     (cp / "commits" / ".2.0a4c2e16-5d8b-4f3a-9c71-2b6e8d9f0a1c.tmp").write_text("v1\n")
     return cp, []
 
 
 def _sink_unknown(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (tmp / "not-a-sink").mkdir()
     return cp, ["--sink", str(tmp / "not-a-sink")]
 
 
 def _sink_unreadable(tmp: Path):
-    return build(tmp), ["--sink", str(tmp / "no-such-sink")]
+    return build_checkpoint(tmp), ["--sink", str(tmp / "no-such-sink")]
 
 
 def _no_metadata(tmp: Path):
-    cp = build(tmp)
+    cp = build_checkpoint(tmp)
     (cp / "metadata").unlink()
     return cp, []
 
@@ -302,25 +243,19 @@ SAYS: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 
-def _inspect(*args: str):
-    r = CliRunner().invoke(main, ["inspect", *args])
-    assert r.exception is None or isinstance(r.exception, SystemExit), r.exc_info
-    return r
-
-
 def test_a_healthy_checkpoint_has_no_finding_and_check_exits_0(tmp_path, unchanged):
-    cp = unchanged(build(tmp_path))
-    r = _inspect(str(cp), "--json", "--sink", str(_sink(tmp_path, [0, 1, 2])))
+    cp = unchanged(build_checkpoint(tmp_path))
+    r = inspect_cli(str(cp), "--json", "--sink", str(write_sink(tmp_path, [0, 1, 2])))
     assert r.exit_code == 0
     assert json.loads(r.stdout)["findings"] == []
-    assert _inspect(str(cp), "--check").exit_code == 0
+    assert inspect_cli(str(cp), "--check").exit_code == 0
 
 
 @pytest.mark.parametrize(("code", "severity", "make"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_each_finding_code_on_a_built_checkpoint(tmp_path, unchanged, code, severity, make):
     cp, extra = make(tmp_path)
     unchanged(cp)
-    r = _inspect(str(cp), "--json", *extra)
+    r = inspect_cli(str(cp), "--json", *extra)
     assert r.exit_code == 0, r.output  # without --check: 0 whenever PATH could be read
     findings = json.loads(r.stdout)["findings"]
     assert (code, severity) in {(f["code"], f["severity"]) for f in findings}, findings
@@ -332,81 +267,29 @@ def test_each_finding_code_on_a_built_checkpoint(tmp_path, unchanged, code, seve
     unexplained = {f["code"] for f in findings} - {code} - ALSO.get(code, set())
     assert not unexplained, f"{code}: the built checkpoint shows more than it should: {findings}"
     worst = max((f["severity"] for f in findings), key=SEVERITY_RANK.__getitem__)
-    assert _inspect(str(cp), "--check", *extra).exit_code == CHECK_EXIT[worst]
+    assert inspect_cli(str(cp), "--check", *extra).exit_code == CHECK_EXIT[worst]
     if ALSO.get(code) is None:  # the case shows its code alone: --check exits by its severity
-        assert _inspect(str(cp), "--check", *extra).exit_code == CHECK_EXIT[severity]
+        assert inspect_cli(str(cp), "--check", *extra).exit_code == CHECK_EXIT[severity]
 
 
 def test_check_exit_4_for_an_unusable_path_and_2_for_an_unknown_batch(tmp_path, unchanged):
-    assert _inspect(str(tmp_path / "missing"), "--check").exit_code == 4
+    assert inspect_cli(str(tmp_path / "missing"), "--check").exit_code == 4
     (tmp_path / "file").write_text("x")
-    assert _inspect(str(tmp_path / "file"), "--check").exit_code == 4
-    cp = unchanged(build(tmp_path))
-    assert _inspect(str(cp), "--check", "--batch", "99").exit_code == 2
-    assert _inspect(str(cp), "--check", "--bogus-option").exit_code == 2
+    assert inspect_cli(str(tmp_path / "file"), "--check").exit_code == 4
+    cp = unchanged(build_checkpoint(tmp_path))
+    assert inspect_cli(str(cp), "--check", "--batch", "99").exit_code == 2
+    assert inspect_cli(str(cp), "--check", "--bogus-option").exit_code == 2
 
 
 def test_check_exit_status_through_the_installed_command(tmp_path, unchanged):
     """The same statuses from the real console script (its error mapper, not CliRunner's)."""
     exe = str(Path(sys.executable).parent / "streamwatch")
-    healthy = unchanged(build(tmp_path / "a"))
-    warned = unchanged(build(tmp_path / "b", offsets=(0, 1), commits=(0,)))
-    broken = unchanged(build(tmp_path / "c", offsets=(0, 1, 2, 3), commits=(0, 1)))
+    healthy = unchanged(build_checkpoint(tmp_path / "a"))
+    warned = unchanged(build_checkpoint(tmp_path / "b", offsets=(0, 1), commits=(0,)))
+    broken = unchanged(build_checkpoint(tmp_path / "c", offsets=(0, 1, 2, 3), commits=(0, 1)))
     got = [subprocess.run([exe, "inspect", str(p), "--check"], capture_output=True, text=True, timeout=120)
            for p in (healthy, warned, broken, tmp_path / "missing")]
     assert [r.returncode for r in got] == [0, 1, 3, 4]
     assert got[3].stderr.count("\n") == 1 and "Traceback" not in got[3].stderr and got[3].stdout == ""
 
 
-def test_missing_batches_are_named_as_ranges(tmp_path, unchanged):
-    """Gaps are written as ranges (``1–2, 4``), at most five, then how many more."""
-    cp = build(tmp_path, offsets=tuple(range(30)), commits=tuple(range(30)))
-    for b in (1, 2, 4):
-        (cp / "offsets" / str(b)).unlink()
-    for b in (3, 5, 6, 7, 9, 11, 13, 15, 17):
-        (cp / "commits" / str(b)).unlink()
-    unchanged(cp)
-    findings = {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
-    assert "batches 1–2, 4 missing" in findings["offsets-gap"]
-    assert "batches 3, 5–7, 9, 11, 13 (+2 more ranges) missing" in findings["commits-gap"]
-    assert "commits without offsets: batches 1–2, 4" in findings["commit-without-offsets"]
-
-
-def test_orphan_state_versions_are_named_as_ranges(tmp_path, unchanged):
-    cp = build(tmp_path)
-    _state(cp, {0: [1, 2, 3, 5, 6, 7, 9], 1: [1, 2, 3]})
-    unchanged(cp)
-    findings = {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
-    assert "state versions 5–7, 9 are beyond" in findings["state-orphan-versions"]
-
-
-def _codes(cp: Path) -> dict[str, str]:
-    return {f["code"]: f["message"] for f in json.loads(_inspect(str(cp), "--json").stdout)["findings"]}
-
-
-@pytest.mark.parametrize(("watermarks", "stalled"), [
-    ([5] * 5, False),  # five batches are not enough to call it stalled
-    ([5] * 6, True),  # six batches, the last five did not move it
-    ([1, 2, 2, 2, 2, 2, 2], True),  # moved before the last six batches
-    ([1, 1, 2, 2, 2, 2, 2], False),  # moved inside the last six
-    ([1] * 7, True),  # the smallest watermark counts
-    ([0] * 7, False),  # no watermark at all (0 ms: none defined)
-])
-def test_watermark_stalled_boundaries(tmp_path, unchanged, watermarks, stalled):
-    cp = build(tmp_path, offsets=(), commits=())
-    for b, wm in enumerate(watermarks):
-        _offsets(cp, b, watermark=wm)
-        (cp / "sources" / "0" / str(b)).write_text("v1\n" + _file_entry(f"file:///in/f{b}.json", b, sink=False))
-        _commit(cp, b)
-    unchanged(cp)
-    codes = _codes(cp)
-    assert ("watermark-stalled" in codes) == stalled, codes
-    if stalled:
-        assert f"stuck at {watermarks[-1]} ms since batch {len(watermarks) - 6}" in codes["watermark-stalled"]
-
-
-def test_a_conf_recorded_in_only_one_batch_is_not_drift(tmp_path, unchanged):
-    cp = build(tmp_path, conf={"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.compression.codec": "lz4"})
-    _offsets(cp, 2, conf={"spark.sql.shuffle.partitions": "2"})
-    unchanged(cp)
-    assert "conf-drift" not in _codes(cp)
