@@ -196,6 +196,11 @@ def run_app(app, scenario, size=(120, 40)) -> None:
     asyncio.run(main())
 
 
+def cell(app, table_id: str, row: str, col: str) -> str:
+    """The text of one cell (row key, column key) of the table ``table_id`` in the main view."""
+    return str(app._main.query_one(table_id).get_cell(row, col))
+
+
 async def drawn(pilot, app) -> None:
     """Wait until the screen shows the model at its final layout (:func:`layout_pending` is
     empty after the screen's update ran): what a snapshot may be taken of."""

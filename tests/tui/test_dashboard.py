@@ -1,22 +1,16 @@
-"""Pilot tests of every dashboard view and control, fed by the recorded flights run through
-an in-test Backend (no Spark). Waits on conditions and workers, never blind sleeps."""
+"""Pilot tests of every dashboard view, fed by the recorded flights run through an in-test
+Backend (no Spark). Waits on conditions and workers, never blind sleeps. The controls are in
+``test_dashboard_controls.py``, what the views read from checkpoints in
+``test_dashboard_checkpoints.py``."""
 
 from __future__ import annotations
 
-import pytest
-
-from streamwatch.backends.base import Control
 from streamwatch.model.events import QueryProgress
-from streamwatch.model.landing import LandedFile
 from streamwatch.tui.commands import KEYS
 from streamwatch.tui.help import help_text
 
-from conftest import NAMES, settle, wait_for
+from conftest import NAMES, cell, wait_for
 from conftest import run_app as run
-
-
-def cell(app, table_id, row, col):
-    return str(app._main.query_one(table_id).get_cell(row, col))
 
 
 def test_queries_view_shows_status_and_stall_diagnosis(make_app):
@@ -116,59 +110,6 @@ def test_command_line_completes_and_switches_views(make_app):
     run(app, scenario)
 
 
-@pytest.mark.parametrize("keys,expected", [
-    (("x",), ("stop_query", "flights_bronze")),
-    (("down", "r"), ("restart_query", "flights_silver")),
-    (("s",), ("start_query", "flights_bronze")),
-    (("X",), ("stop_pipeline",)),
-    (("R",), ("restart_pipeline",)),
-    (("S",), ("start_pipeline",)),
-    (("l",), ("land", 1, None)),
-    (("colon", *"land 3 flights", "enter"), ("land", 3, "flights")),
-    (("t", *"5s gold", "enter"), ("set_trigger", "processingTime=5s", "flights_gold")),
-    (("colon", *"stop all", "enter"), ("stop_pipeline",)),
-])
-def test_controls_reach_the_backend(make_app, keys, expected):
-    app = make_app()
-
-    async def scenario(pilot):
-        await pilot.press(*keys)
-        await app.workers.wait_for_complete()
-        await wait_for(pilot, lambda: expected in app.backend.calls, f"{expected} to be called")
-        await pilot.pause()
-        assert "failed" not in str(app.query_one("#status").render())
-
-    run(app, scenario)
-
-
-def test_stop_then_start_shows_status_changes_and_new_trigger(make_app):
-    app = make_app()
-
-    async def scenario(pilot):
-        await pilot.press("x")
-        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "status") == "stopped", "stopped")
-        await pilot.press("s")
-        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "status") == "active", "active")
-        await pilot.press("t", *"500ms", "enter")
-        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "trigger") == "500ms", "new trigger")
-
-    run(app, scenario)
-
-
-def test_unsupported_control_is_reported_not_crashing(make_app):
-    app = make_app()
-    app.backend.CONTROLS = frozenset(Control) - {Control.LAND}  # this backend cannot land data
-
-    async def scenario(pilot):
-        await pilot.press("l")
-        assert "not supported" in str(app.query_one("#status").render())
-        await app.workers.wait_for_complete()
-        assert not [c for c in app.backend.calls if c[0] == "land"]
-        assert app.is_running
-
-    run(app, scenario)
-
-
 def test_pause_freezes_the_display_not_the_model(make_app):
     app = make_app()
 
@@ -222,91 +163,6 @@ def test_results_tab_shows_rows_and_read_errors(make_app):
     run(app, scenario)
 
 
-def test_landing_journey_follows_the_source_log(make_app, tmp_path, unchanged):
-    """A file read by batch 0 of bronze and committed shows 'committed'; the others stay
-    in the backlog."""
-    app = make_app(checkpoint_refresh_s=0)
-    landing = app.plan.landing[0][1]
-    cp = tmp_path / "checkpoints" / "bronze"
-    (cp / "offsets").mkdir(parents=True)
-    (cp / "commits").mkdir()
-    (cp / "sources" / "0").mkdir(parents=True)
-    (cp / "metadata").write_text('{"id":"0b0b0b0b-0000-4000-8000-000000000001"}\n')
-    (cp / "offsets" / "0").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261601000,"conf":{}}\n{"logOffset":0}\n')
-    (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
-    (cp / "offsets" / "1").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261603000,"conf":{}}\n{"logOffset":1}\n')
-    (cp / "sources" / "0" / "0").write_text(
-        'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
-    (cp / "sources" / "0" / "1").write_text(
-        'v1\n{"path":"file://%s/flights-00001.csv","timestamp":1767261602000,"batchId":1,"action":"add"}\n' % landing)
-    unchanged(cp)
-
-    async def scenario(pilot):
-        app.scan_checkpoints()
-        await wait_for(pilot, lambda: "flights_bronze" in app.model.checkpoints, "the checkpoint scan")
-        await pilot.press("4")
-        table = app.query_one("#landing-table")
-        await wait_for(pilot, lambda: table.row_count == 6, "landed files")
-        journeys = [str(table.get_row_at(i)[4]) for i in range(6)]
-        assert journeys[0] == "committed (batch 0)"
-        assert journeys[1] == "read by batch 1"
-        assert journeys[2:] == ["landed"] * 4
-        assert "4 not yet read" in str(app.query_one("#backlog").render())
-        await pilot.press("3")
-        batches = app.query_one("#cp-batches")
-        await wait_for(pilot, lambda: batches.row_count == 2, "the batch timeline")
-        assert batches.keys == ["1", "0"]  # newest first
-        batches.focus()
-        await pilot.press("down", "enter")
-        box = str(app.query_one("#cp-batch").render())
-        assert "batch 0" in box and "files consumed: 1" in box and "flights-00000.csv" in box
-
-    run(app, scenario)
-
-
-def test_stuck_query_is_diagnosed_from_the_checkpoint(make_app, tmp_path):
-    """offsets/3 planned 60 s before the injected clock, no commits/3: stuck (> 5 × 2 s)."""
-    app = make_app()
-    cp = tmp_path / "checkpoints" / "silver"
-    (cp / "offsets").mkdir(parents=True)
-    (cp / "commits").mkdir()
-    (cp / "metadata").write_text('{"id":"x"}\n')
-    for b in range(4):
-        (cp / "offsets" / str(b)).write_text(
-            'v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{}}\n{"logOffset":%d}\n' % (1767261600000, b))
-    for b in range(3):
-        (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
-
-    async def scenario(pilot):
-        app.scan_checkpoints()
-        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "diagnosis").startswith("stuck"),
-                       "the stuck diagnosis")
-        assert "batch 3" in cell(app, "#query-table", "flights_silver", "diagnosis")
-
-    run(app, scenario)
-
-
-def test_unreadable_checkpoint_and_bad_objects_never_crash(make_app, tmp_path):
-    app = make_app()
-    cp = tmp_path / "checkpoints" / "gold"
-    (cp / "offsets").mkdir(parents=True)
-    (cp / "offsets" / "0").write_text("v1\n{not json")
-
-    async def scenario(pilot):
-        app.scan_checkpoints()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.emit(object())  # unknown object type: ignored
-        app.emit(LandedFile("flights", "/nowhere/x.csv", -1, 0))
-        await settle(pilot, app)
-        for tab in "123456":
-            await pilot.press(tab)
-            await pilot.pause()
-        assert app.is_running
-
-    run(app, scenario)
-
-
 def test_usable_at_80x24(make_app):
     app = make_app()
 
@@ -318,18 +174,6 @@ def test_usable_at_80x24(make_app):
         assert app.query_one("#detail-view").region.bottom <= 24
 
     run(app, scenario, size=(80, 24))
-
-
-def test_quit_stops_the_backend(make_app):
-    app = make_app()
-
-    async def scenario(pilot):
-        await pilot.press("q")
-        await wait_for(pilot, lambda: not app.is_running, "the app to exit")
-
-    run(app, scenario)
-    assert app.backend.stopped == 1
-    assert app.return_code == 0
 
 
 def test_header_shows_cluster_master_and_executor_count(make_app):
@@ -345,19 +189,6 @@ def test_header_shows_cluster_master_and_executor_count(make_app):
         assert "spark://127.0.0.1:7077 (2 executors) · UI http://127.0.0.1:4040" in app._session_text()
 
     run(app, scenario)
-
-
-def test_a_frame_due_after_the_app_exited_draws_nothing_and_does_not_raise(make_app):
-    """A render timer can fire while the app shuts down (seen in bench/tui_bench.py at the
-    end of a flood): by then the screen stack is empty."""
-    app = make_app()
-
-    async def scenario(pilot):
-        assert app.screen_stack
-
-    run(app, scenario)
-    assert not app.screen_stack
-    app._frame()  # raised ScreenStackError before the guard
 
 
 def test_a_batch_without_a_watermark_has_no_watermark_gap():

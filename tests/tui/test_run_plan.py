@@ -7,15 +7,11 @@ from __future__ import annotations
 from streamwatch.model.events import QueryStarted, QueryTerminated
 from streamwatch.model.runtime import QueryNotRun, QueryPlan, QueryQueued, RunPlan, SessionInfo
 
-from conftest import NOW_MS, ControlledBackend, landed_files, load_recording, wait_for
+from conftest import NOW_MS, ControlledBackend, cell, landed_files, load_recording, wait_for
 from conftest import run_app as run
 
 STOP_EXCEPTION = ("org.apache.spark.SparkException: [TASK_WRITE_FAILED] Task failed while writing rows to "
                   "file:/ws/tables/flights/silver.\n\tat org.apache.spark.sql.errors.QueryExecutionErrors")
-
-
-def cell(app, table_id, row, col):
-    return str(app._main.query_one(table_id).get_cell(row, col))
 
 
 def status_line(app):
