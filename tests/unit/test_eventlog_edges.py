@@ -5,13 +5,13 @@ that are not streaming events, the messages a user reads for bad lines and bad f
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 
 from streamwatch.events.eventlog import event_log_files, parse_line, read_event_log
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, UnsupportedEvent
+from tests.helpers.follow import Follower
 from tests.unit.test_eventlog import DATA, LINES, QID, RUN, P
 
 
@@ -147,26 +147,15 @@ def test_a_missing_event_log_file_is_one_clear_error(tmp_path):
 def test_follow_a_plain_event_log_numbers_its_lines(tmp_path):
     path = tmp_path / "app-1.inprogress"
     path.write_bytes(b"".join(json.dumps(x).encode() + b"\n" for x in LINES[:4]))
-    stop, started = threading.Event(), threading.Event()
-    seen: list[object] = []
     report = ReadReport()
-
-    def follow() -> None:
-        for e in read_event_log(path, report, follow=True, stop=stop, poll_s=0.02):
-            seen.append(e)
-            started.set()
-            if len(seen) == 3:
-                stop.set()
-
-    reader = threading.Thread(target=follow, daemon=True)
-    reader.start()
-    assert started.wait(20)  # the query start is read before Spark appends the rest
+    f = Follower(lambda stop: read_event_log(path, report, follow=True, stop=stop, poll_s=0.02), 3)
+    assert f.first.wait(20)  # the query start is read before Spark appends the rest
     with open(path, "ab") as fh:
         fh.write(json.dumps({"Event": P + "QueryProgressEvent", "progress": 1}).encode() + b"\n")
         fh.write(json.dumps(LINES[5]).encode() + b"\n")
         fh.write(json.dumps({"Event": P + "QueryWhatEvent"}).encode() + b"\n")
-    reader.join(20)
-    stop.set()
+    f.finish()
+    seen = f.seen
     assert [type(e) for e in seen] == [QueryStarted, QueryProgress, UnsupportedEvent]
     assert seen[2].line == 7  # line numbers count every line of the file, from 1
     assert report.problems == ["app-1.inprogress:5: QueryProgressEvent without its fields"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from streamwatch.events.reader import (
 )
 from streamwatch.events.source import recording_lines
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, UnsupportedEvent
+from tests.helpers.follow import Follower
 from tests.unit.test_eventlog import LINES
 from tests.unit.test_events_model import PROGRESS
 from tests.unit.test_jsonl import EVENTS, _progress
@@ -244,84 +244,51 @@ def test_segments_without_the_active_file(tmp_path):
     assert str(e.value) == f"{tmp_path / 'other.jsonl'}: no such file"
 
 
-def _follow(path, want: int, report: ReadReport | None = None
-            ) -> tuple[threading.Thread, threading.Event, threading.Event, list[object]]:
-    """Follow ``path`` in a thread until ``want`` objects arrived; (thread, stop, first
-    object arrived, objects)."""
-    stop, first = threading.Event(), threading.Event()
-    seen: list[object] = []
-
-    def run() -> None:
-        for e in read_events(path, report, follow=True, stop=stop, poll_s=0.02):
-            seen.append(e)
-            first.set()
-            if len(seen) == want:
-                stop.set()
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, stop, first, seen
-
-
-def _finish(t: threading.Thread, stop: threading.Event) -> None:
-    t.join(20)
-    alive = t.is_alive()
-    stop.set()
-    assert not alive  # setting stop ends the follow
+def _follow(path, want: int, report: ReadReport | None = None, poll_s: float = 0.02) -> Follower:
+    """Follow ``path`` (``read_events``, its format chosen now) until ``want`` objects arrived."""
+    return Follower(lambda stop: read_events(path, report, follow=True, stop=stop, poll_s=poll_s), want)
 
 
 def test_follow_waits_for_a_half_written_first_line(tmp_path):
     path = tmp_path / "rec.jsonl"
     line = encode(HEADER)
     path.write_bytes(line[:10])  # neither recording nor event log can be told yet
-    stop, got_one = threading.Event(), threading.Event()
     report = ReadReport()
-    events = read_events(path, report, follow=True, stop=stop, poll_s=0.01)  # chosen now, half line
-    seen: list[object] = []
-
-    def run() -> None:
-        for e in events:
-            seen.append(e)
-            got_one.set()
-            if len(seen) == 2:
-                stop.set()
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
+    f = _follow(path, 2, report, poll_s=0.01)  # chosen now, half line
     with open(path, "ab") as fh:
         fh.write(line[10:] + encode(EVENTS[0]))
-    assert got_one.wait(20)
+    assert f.first.wait(20)
     with open(path, "ab") as fh:  # still followed once the first line decided the format
         fh.write(encode(EVENTS[2]))
-    _finish(t, stop)
-    assert seen == [EVENTS[0], EVENTS[2]]
+    f.finish()
+    assert f.seen == [EVENTS[0], EVENTS[2]]
     assert report.header == HEADER
 
 
 def test_follow_a_file_that_does_not_exist_yet(tmp_path):
     path = tmp_path / "later.jsonl"
     report = ReadReport()
-    t, stop, first, seen = _follow(path, 2, report)
+    f = _follow(path, 2, report)
     with JsonlRecorder(path, header=HEADER) as rec:
         rec.write(EVENTS[0])
-        assert first.wait(20)
+        assert f.first.wait(20)
         with open(path, "ab") as fh:
             fh.write(b"{bad\n")  # a line another writer broke
         rec.write(EVENTS[2])
-    _finish(t, stop)
-    assert seen == [EVENTS[0], EVENTS[2]] and isinstance(seen[0], QueryStarted)
+    f.finish()
+    assert f.seen == [EVENTS[0], EVENTS[2]] and isinstance(f.seen[0], QueryStarted)
     assert report.bad_lines == 1 and report.problems[0].startswith("later.jsonl: ")
 
 
 def test_follow_an_event_log_file(tmp_path):
     path = tmp_path / "app-1"
     path.write_bytes(json.dumps(LINES[0]).encode() + b"\n" + json.dumps(LINES[3]).encode() + b"\n")
-    t, stop, first, seen = _follow(path, 2)
-    assert first.wait(20)  # Spark appends while we follow
+    f = _follow(path, 2)
+    assert f.first.wait(20)  # Spark appends while we follow
     with open(path, "ab") as fh:
         fh.write(json.dumps(LINES[6]).encode() + b"\n")
-    _finish(t, stop)
-    assert [type(e) for e in seen] == [QueryStarted, QueryIdle]
+    f.finish()
+    assert [type(e) for e in f.seen] == [QueryStarted, QueryIdle]
 
 
 def test_unrecordable_objects_are_ignored_and_times_are_now(tmp_path):
@@ -366,10 +333,10 @@ def test_follow_an_event_longer_than_one_read_and_blank_lines_in_segments(tmp_pa
     big = QueryProgress.from_dict({**PROGRESS, "batchId": 5, "name": "q" * 100_000})  # > the 64 KiB read size
     (tmp_path / "rec.jsonl.1").write_bytes(encode(HEADER) + b"\n" + encode(EVENTS[0]) + b"  \n")
     report = ReadReport()
-    t, stop, first, seen = _follow(path, 2, report)
-    assert first.wait(20)  # the rotated segment is read before the active file exists
+    f = _follow(path, 2, report)
+    assert f.first.wait(20)  # the rotated segment is read before the active file exists
     with JsonlRecorder(path, header=HEADER) as rec:
         rec.write(big)
-    _finish(t, stop)
-    assert seen == [EVENTS[0], big]
+    f.finish()
+    assert f.seen == [EVENTS[0], big]
     assert (report.bad_lines, report.header) == (0, HEADER)
