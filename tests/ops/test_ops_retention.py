@@ -84,12 +84,20 @@ STATE_CONFS = {
 
 
 def _state_files(cp: Path) -> dict[str, set[str]]:
-    """``<operator>/<partition>`` → the state files Spark wrote there (no checksums)."""
+    """``<operator>/<partition>`` → the state files Spark wrote there (no checksums): HDFS
+    deltas and snapshots; RocksDB zips, changelogs and ``SSTs/…`` files."""
     out: dict[str, set[str]] = {}
     for p in (cp / "state").glob("*/*"):
         if p.is_dir() and p.name.isdigit():
-            out[f"{p.parent.name}/{p.name}"] = {f.name for f in p.iterdir() if f.is_file() and not f.name.startswith(".")}
+            out[f"{p.parent.name}/{p.name}"] = _files(p) | {f"SSTs/{name}" for name in _files(p / "SSTs")}
     return out
+
+
+def _files(folder: Path) -> set[str]:
+    """Names of the files in ``folder`` (none when it is missing), without hidden ones."""
+    if not folder.is_dir():
+        return set()
+    return {f.name for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")}
 
 
 @pytest.mark.spark
@@ -167,26 +175,13 @@ ROCKSDB_CONFS = {
 }
 
 
-def _rocksdb_files(cp: Path) -> dict[str, set[str]]:
-    """``<operator>/<partition>`` → its zips, changelogs and ``SSTs/…`` files (no checksums)."""
-    out: dict[str, set[str]] = {}
-    for p in (cp / "state").glob("*/*"):
-        if p.is_dir() and p.name.isdigit():
-            names = {f.name for f in p.iterdir() if f.is_file() and not f.name.startswith(".")}
-            ssts = p / "SSTs"
-            if ssts.is_dir():
-                names |= {f"SSTs/{f.name}" for f in ssts.iterdir() if f.is_file() and not f.name.startswith(".")}
-            out[f"{p.parent.name}/{p.name}"] = names
-    return out
-
-
 @pytest.mark.spark
 def test_spark_rocksdb_maintenance_deletes_exactly_what_the_plan_predicted(mini_query, unchanged):
     q = mini_query(stateful=True, name="rocks")
     q.land(8)
     q.run(ROCKSDB_CONFS)  # batches 0..7: versions 1..8, each maintained after its commit
     for version in (9, 10, 11):  # plan, one more batch, compare; three times
-        before = _rocksdb_files(q.cp)
+        before = _state_files(q.cp)
         assert set(before) == {"0/0", "0/1"}, before
         with unchanged.around(q.out):
             r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "3", "--json"])
@@ -203,7 +198,7 @@ def test_spark_rocksdb_maintenance_deletes_exactly_what_the_plan_predicted(mini_
 
         q.land(1)
         q.run(ROCKSDB_CONFS)  # one batch: the next version, then its maintenance
-        after = _rocksdb_files(q.cp)
+        after = _state_files(q.cp)
         for store, s in stores.items():
             assert f"{version}.zip" in after[store]
             assert before[store] - after[store] == set(s["delete_next"]), (store, sorted(before[store]), sorted(after[store]))
@@ -214,7 +209,7 @@ def test_spark_rocksdb_deletes_at_most_max_versions_per_maintenance(mini_query, 
     q = mini_query(stateful=True, name="rocks-cap")
     q.land(6)
     q.run({**ROCKSDB_CONFS, "spark.sql.streaming.minBatchesToRetain": "10"})  # versions 1..6, none deleted
-    before = _rocksdb_files(q.cp)
+    before = _state_files(q.cp)
     assert all({f"{v}.zip" for v in range(1, 7)} <= names for names in before.values()), before
     with unchanged.around(q.out):
         r = CliRunner().invoke(main, ["retention", str(q.cp), "--min-batches", "2", "--max-versions-per-maintenance", "2", "--json"])
@@ -230,7 +225,7 @@ def test_spark_rocksdb_deletes_at_most_max_versions_per_maintenance(mini_query, 
     q.land(1)
     q.run({**ROCKSDB_CONFS, "spark.sql.streaming.minBatchesToRetain": "2",
            "spark.sql.streaming.stateStore.maxVersionsToDeletePerMaintenance": "2"})
-    after = _rocksdb_files(q.cp)
+    after = _state_files(q.cp)
     for store, s in stores.items():
         assert "7.zip" in after[store]
         assert before[store] - after[store] == set(s["delete_next"]), (store, sorted(before[store]), sorted(after[store]))
