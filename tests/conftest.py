@@ -70,6 +70,19 @@ def corpus() -> Path:
     return CORPUS
 
 
+def assert_golden(files: dict[Path, str]) -> None:
+    """Each golden file holds exactly its text. With ``STREAMWATCH_UPDATE_GOLDEN`` set, write
+    every file and skip: an update run asserts nothing, so it never passes."""
+    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        pytest.skip(f"golden file(s) {', '.join(p.name for p in files)} written (STREAMWATCH_UPDATE_GOLDEN set): nothing asserted")
+    for path, text in files.items():
+        assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
+        assert text == path.read_text(), f"output differs from {path}"
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Path → what is there, for everything under ``root`` (symlinks not followed): the sha256
     and permission bits of a regular file, ``dir``/``link:<target>``/``fifo``/``socket``/

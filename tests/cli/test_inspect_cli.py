@@ -50,6 +50,8 @@ import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from tests.conftest import assert_golden  # noqa: E402
+
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "inspect"
 CORPUS_GOLDEN = {
     "inconsistent": "checkpoint-test-offsetId-commitId-inconsistent",
@@ -64,15 +66,9 @@ def _normalise(text: str, root: str) -> str:
 
 
 def _golden(name: str, text: str) -> None:
-    """Compare with the golden file; with STREAMWATCH_UPDATE_GOLDEN=1 write it and skip (an
-    update run never passes: it asserts nothing)."""
-    path = GOLDEN / name
-    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        pytest.skip(f"golden file {path.name} written (STREAMWATCH_UPDATE_GOLDEN set): nothing asserted")
-    assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
-    assert text == path.read_text(), f"--json output differs from {path}"
+    """Compare with the golden file (:func:`tests.conftest.assert_golden`: an update run writes
+    it and skips)."""
+    assert_golden({GOLDEN / name: text})
 
 
 @pytest.mark.corpus

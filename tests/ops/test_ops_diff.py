@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from streamwatch.cli import main
+from tests.conftest import assert_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "diff"
 
@@ -136,15 +136,6 @@ def test_diff_usage_errors(tmp_path, unchanged):
     assert "Examples:" in CliRunner().invoke(main, ["diff", "--help"]).output
 
 
-def _golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
-    assert text == path.read_text(), f"output differs from {path}"
-
-
 @pytest.mark.corpus
 @pytest.mark.parametrize("fmt", ["json", "text"])
 def test_diff_golden_on_the_corpus(corpus, unchanged, fmt):
@@ -152,7 +143,7 @@ def test_diff_golden_on_the_corpus(corpus, unchanged, fmt):
     args = [str(cp), "--from-batch", "0", "--to-batch", "4"] + (["--json"] if fmt == "json" else [])
     r = _invoke(*args)
     assert r.exit_code == 1, r.output
-    _golden(f"join2-0-4.{fmt}", r.stdout.replace(str(cp), "<PATH>"))
+    assert_golden({GOLDEN / f"join2-0-4.{fmt}": r.stdout.replace(str(cp), "<PATH>")})
 
 
 def _run_once(writer_df, cp: Path, out: Path, **trigger) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import orjson
@@ -15,17 +14,9 @@ from streamwatch.checkpoint.fs import open_storage
 from streamwatch.checkpoint.ops.compat_rules import NewOperator, NewQuery, NewSource, check, read_schema_file
 from streamwatch.cli import main
 from streamwatch.cli.compat_cmd import render
+from tests.conftest import assert_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-
-
-def _golden(rel: str, text: str) -> None:
-    path = GOLDEN / rel
-    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
-    assert text == path.read_text(), f"output differs from {path}"
 
 
 @pytest.mark.corpus
@@ -35,7 +26,7 @@ def test_recover_plan_golden(corpus, unchanged, name, fmt):
     cp = unchanged(corpus / "spark" / name)
     r = CliRunner().invoke(main, ["recover", str(cp), "--plan"] + (["--json"] if fmt == "json" else []))
     assert r.exit_code in (1, 3), r.output
-    _golden(f"recover/{name.replace('/', '-')}.{fmt}", r.stdout.replace(str(cp), "<PATH>"))
+    assert_golden({GOLDEN / "recover" / f"{name.replace('/', '-')}.{fmt}": r.stdout.replace(str(cp), "<PATH>")})
 
 
 @pytest.mark.corpus
@@ -64,8 +55,11 @@ def test_compat_rules_golden(corpus, unchanged):
     )
     doc = check(cp, storage, new)
     assert doc["verdict"] == "incompatible"
-    _golden("compat/join2-three-sources.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode().replace(str(path), "<PATH>") + "\n")
-    _golden("compat/join2-three-sources.text", render(doc).replace(str(path), "<PATH>") + "\n")
+    assert_golden({
+        GOLDEN / "compat" / "join2-three-sources.json":
+            orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode().replace(str(path), "<PATH>") + "\n",
+        GOLDEN / "compat" / "join2-three-sources.text": render(doc).replace(str(path), "<PATH>") + "\n",
+    })
 
 
 def test_state_schema_file_v2_is_read():

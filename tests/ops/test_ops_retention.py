@@ -4,13 +4,13 @@ plan said (offsets, commits, the file source log, the file sink log, HDFS and Ro
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from streamwatch.cli import main
+from tests.conftest import assert_golden
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "retention"
 
@@ -152,13 +152,7 @@ def test_retention_golden_on_the_corpus(corpus, unchanged, fmt):
     cp = unchanged(corpus / "spark" / "checkpoint-version-4.0.0" / "hdfs" / "join2")
     r = CliRunner().invoke(main, ["retention", str(cp), "--min-batches", "2"] + (["--json"] if fmt == "json" else []))
     assert r.exit_code == 0, r.output
-    text = r.stdout.replace(str(cp), "<PATH>")
-    path = GOLDEN / f"join2-min2.{fmt}"
-    if os.environ.get("STREAMWATCH_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert path.is_file(), f"missing golden file {path} (STREAMWATCH_UPDATE_GOLDEN=1 to create)"
-    assert text == path.read_text()
+    assert_golden({GOLDEN / f"join2-min2.{fmt}": r.stdout.replace(str(cp), "<PATH>")})
 
 
 # RocksDB with a zip per commit (changelog checkpointing off), maintenance right after each
