@@ -20,20 +20,20 @@ def test_stop_delivers_every_terminated_event(spark, tmp_path):
     from streamwatch.spark.live import LiveBackend
 
     got: list = []
-    lock = threading.Lock()
+    arrived = threading.Condition()
 
     def emit(obj: object) -> None:
-        with lock:
+        with arrived:
             got.append(obj)
+            arrived.notify_all()
 
     backend = LiveBackend(get_pipeline("flights"), Workspace(tmp_path), trigger="processingTime=500ms",
                           spark=spark, land_every_s=0.5, initial_files=2, max_files=4)
     backend.start(emit)
     try:
-        deadline = time.monotonic() + 120
-        while not any(isinstance(e, QueryProgress) and e.num_input_rows for e in list(got)):
-            assert time.monotonic() < deadline, "no progress with input within 120 s"
-            time.sleep(0.2)
+        with arrived:  # the event: a progress with input rows reached emit
+            assert arrived.wait_for(lambda: any(isinstance(e, QueryProgress) and e.num_input_rows for e in got), 120), \
+                "no progress with input within 120 s"
     finally:
         backend.stop()
     n_after_stop = len(got)

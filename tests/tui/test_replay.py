@@ -11,6 +11,8 @@ from streamwatch.backends.replay import ReplayBackend
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 
+from conftest import wait_for
+
 
 def _ts(s: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:", time.gmtime(1795212000)) + f"{s:06.3f}Z"
@@ -98,7 +100,9 @@ def test_a_replay_without_header_says_it_is_reading_not_that_spark_starts(tmp_pa
 
     async def scenario() -> None:
         async with app.run_test(size=(140, 40)) as pilot:
-            await pilot.pause(0.3)
+            # the event: the replay thread follows the still empty file and the app showed its notice
+            await wait_for(pilot, lambda: any(n.message.startswith("following ") for n in app.model.notices),
+                           "the replay to start following")
             assert str(app.query_one("#session").render()) == "Replay: reading…"
             await pilot.press("q")
 

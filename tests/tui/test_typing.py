@@ -8,7 +8,7 @@ import asyncio
 
 from textual import events
 
-from conftest import settle, wait_for
+from conftest import drawn, settle, wait_for
 
 CHARS = {":": "colon", "/": "slash", " ": "space", "=": "equals_sign"}
 
@@ -60,7 +60,7 @@ def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: app.screen is not app._main, "the help screen")
         await pilot.press("colon")
-        await pilot.pause(0.2)
+        await drawn(pilot, app)  # the key handled and the screen settled
         assert not app._main.query_one("#cmdline").display
 
     run(app, scenario)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 from streamwatch.landing import LandingWatcher
 
@@ -15,7 +14,7 @@ def test_atomic_landing_is_reported_once_with_final_size(tmp_path):
 
     def on_landed(f):
         seen.append(f)
-        if len(seen) >= 2:
+        if f.name == "end.csv":
             done.set()
 
     d = tmp_path / "landing"
@@ -25,8 +24,11 @@ def test_atomic_landing_is_reported_once_with_final_size(tmp_path):
             tmp.write_text("a,b\n1,2\n" * (i + 1))
             os.replace(tmp, d / f"part{i}.csv")
         (d / "_ignored").write_text("x")
+        # a last file: watchdog reports one folder's events in order, so a duplicate report
+        # of part0/part1 or of _ignored would arrive before this one's
+        (d / ".end.tmp").write_text("")
+        os.replace(d / ".end.tmp", d / "end.csv")
         assert done.wait(10), f"saw {seen}"
-        time.sleep(0.3)  # let any duplicate event arrive before we count
-    assert [f.name for f in seen] == ["part0.csv", "part1.csv"]
-    assert [f.size_bytes for f in seen] == [8, 16]
+    assert [f.name for f in seen] == ["part0.csv", "part1.csv", "end.csv"]
+    assert [f.size_bytes for f in seen] == [8, 16, 0]
     assert all(f.source == "flights" for f in seen)
