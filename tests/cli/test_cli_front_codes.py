@@ -59,6 +59,24 @@ def test_unreadable_source_exits_4_with_one_stderr_line(tmp_path, command, name,
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["inspect", "{p}"], ["inspect", "{p}", "--check"], ["state", "{p}"], ["diff", "{p}", "{p}"],
+    ["recover", "{p}"], ["retention", "{p}"], ["compat", "{p}", "--pipeline", "flights", "--layer", "bronze"],
+    ["lineage", "x.csv", "--workspace", "{p}"], ["watch", "{p}", "--log", "--once"],
+], ids=lambda a: " ".join(a[:1] + [x for x in a[1:] if x.startswith("--")]))
+def test_every_reader_given_a_missing_path_exits_4_with_one_stderr_line(tmp_path, args):
+    """The same house code as `replay`/`events` (README: 4 unreadable) from every command
+    that reads a path, through the real console script, before any Spark or UI starts."""
+    missing = str(tmp_path / "gone")
+    r = subprocess.run([STREAMWATCH, *(a.format(p=missing) for a in args)], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"streamwatch {args[0]}: ") and missing in lines[0], r.stderr
+    assert r.stdout == ""
+    assert not (tmp_path / "gone").exists()  # nothing created where the input was missing
+
+
 def test_replay_poll_below_minimum_is_click_usage():
     r = _sw("replay", "x.jsonl", "--follow", "--poll", "0.01")
     assert r.exit_code == 2 and "--poll" in r.stderr
