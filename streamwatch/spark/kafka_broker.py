@@ -51,6 +51,16 @@ def broker_available() -> tuple[bool, str]:
     return True, ""
 
 
+def new_cluster_id() -> str:
+    """A random KRaft cluster id as Kafka's ``Uuid.randomUuid().toString()`` makes one: 22
+    URL-safe base64 characters of 16 random bytes, drawn again when it starts with ``-``
+    (``kafka-storage format -t -…`` reads such an id as an option and fails)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+
+
 @dataclass
 class LocalKafka:
     """A running single-node KRaft broker: ``bootstrap`` is ``127.0.0.1:<port>``."""
@@ -108,7 +118,7 @@ class LocalKafka:
         cp = str(jars_root() / BROKER_SET / "*")
         java = ["java", "-Xmx512m", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{root / 'log4j.properties'}",
                 "-cp", cp]
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = new_cluster_id()
         log = open(root / "broker.log", "ab")
         try:
             fmt = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
