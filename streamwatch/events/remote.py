@@ -64,8 +64,11 @@ def detect_remote_format(url: str, storage_options: Mapping[str, Any] | None = N
     ``"eventlog"`` (a folder, a compressed object, or lines with Spark's ``Event`` key).
     Raises :class:`EventSourceError` when nothing is there or it is neither."""
     fs, inner = _fs(url, storage_options)
-    if list_segments(fs, inner):
-        return "recording"
+    try:
+        if list_segments(fs, inner):
+            return "recording"
+    except OSError as e:  # e.g. a folder name longer than the file system allows
+        raise EventSourceError(f"{url}: {e.strerror or e}") from None
     info = _info(fs, inner)
     if info is None:
         raise EventSourceError(f"{url}: no such object (and no {posixpath.basename(inner)}.N segments)")
