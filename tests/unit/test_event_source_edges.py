@@ -152,10 +152,11 @@ def test_unknown_and_unsupported_lines_are_counted_each(tmp_path):
     path = tmp_path / "rec.jsonl"
     unsupported = b'{"v":1,"kind":"unsupported","event":{"eventClass":"org.x.E","reason":"new","line":3}}\n'
     newer = b'{"v":1,"kind":"something-new","event":{}}\n'
-    path.write_bytes(H + A + unsupported + newer + B + unsupported + newer + newer)
+    path.write_bytes(H + A + unsupported + newer + B + unsupported + newer + newer + C)
     report = ReadReport()
     objs = list(read_recording(path, report))
-    assert [type(o).__name__ for o in objs] == ["QueryProgress", "UnsupportedEvent", "QueryProgress", "UnsupportedEvent"]
+    assert [type(o).__name__ for o in objs] == ["QueryProgress", "UnsupportedEvent", "QueryProgress",
+                                                "UnsupportedEvent", "QueryProgress"]
     assert (report.unsupported, report.unknown, report.bad_lines) == (2, 3, 0)
 
 
