@@ -68,13 +68,13 @@ def retention(path: str, min_batches: int | None, max_per_run: int, sink: str | 
 
 
 def _b(n: int | None) -> str:
+    """Bytes for people: ``742 B``, ``4.1 KiB`` … ``3.0 GiB`` (GiB the largest); ``?`` unknown."""
     if n is None:
         return "?"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
+    x, unit = float(n), 0
+    while abs(x) >= 1024 and unit < 3:
+        x, unit = x / 1024, unit + 1
+    return f"{n:.0f} B" if unit == 0 else f"{x:.1f} {('KiB', 'MiB', 'GiB')[unit - 1]}"
 
 
 def _ids(ids: list[int]) -> str:
@@ -93,7 +93,8 @@ def render(doc: dict[str, Any]) -> str:
         x = b[name]
         out.append(f"  {name}/: {x['files']} files, {_b(x['bytes'])}; deletes {_ids(x['delete_next'])} ({_b(x['delete_bytes'])})")
     for op in doc["state"]:
-        out.append(f"state {op['operator_id']} ({op['name']}, {op['provider']}): {_b(op['bytes'])}; the maintenance after the next batch "
+        what = f"{op['name']}, {op['provider']}" if op["name"] else op["provider"]  # no operator metadata: no name
+        out.append(f"state {op['operator_id']} ({what}): {_b(op['bytes'])}; the maintenance after the next batch "
                    f"deletes {_b(op['delete_bytes'])}" + (f", the one after {_b(op['after_next_bytes'])}" if op["after_next_bytes"] else "")
                    + (f"; orphan SSTs {_b(op['orphan_bytes'])}" if op["orphan_bytes"] else ""))
         for s in op["stores"]:
