@@ -41,7 +41,7 @@ Exit codes:
      (a query stopped by us is stopped, even when Spark reports the interrupted write)
   1  a query terminated with an exception
   2  bad option or unknown pipeline
-  3  Spark could not start (or the --remote server is unreachable), or a query could not be started, or the pipeline reads Kafka and its jars are missing or its broker did not start
+  3  Spark could not start (or the --remote server is unreachable or refuses the session), or a query could not be started, or the pipeline reads Kafka and its jars are missing or its broker did not start
   4  the output cannot be written
 """
 

@@ -31,6 +31,7 @@ import re
 import socket
 import sys
 import time
+import uuid
 import warnings
 from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import urlsplit
@@ -73,18 +74,37 @@ def public_url(url: str) -> str:
 
 def parse_remote(url: str) -> tuple[str, int]:
     """(host, port) of a Spark Connect URL ``sc://HOST[:PORT][/;param=value…]`` (port 15002 when
-    not given). Raises ``ValueError`` (one line) for anything else."""
+    not given). Raises ``ValueError`` (one line, secrets hidden) for anything else, including
+    what pyspark's ``ChannelBuilder`` refuses: a path, or a parameter that is not ``key=value``."""
     text = url.strip()
     if not text.startswith("sc://"):
         raise ValueError(f"--remote must be a Spark Connect URL sc://HOST[:PORT], not {public_url(text)!r}")
-    parts = urlsplit(text.split(";", 1)[0])
+    head, _, params = text.partition(";")
+    parts = urlsplit(head)
     try:
         host, port = parts.hostname, parts.port
     except ValueError:
         raise ValueError(f"--remote: bad port in {public_url(text)!r}") from None
     if not host:
         raise ValueError(f"--remote: no host in {public_url(text)!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"--remote: nothing may follow HOST[:PORT] but /;param=value…, in {public_url(text)!r}")
+    for param in params.split(";") if params else ():
+        key, eq, value = param.partition("=")
+        if not eq or "=" in value or not key.strip():
+            raise ValueError(f"--remote: parameter {public_url(';' + param)[1:]!r} is not key=value, "
+                             f"in {public_url(text)!r}")
+        if key == "session_id" and not _is_uuid(value):
+            raise ValueError(f"--remote: session_id must be a UUID, not {value!r}")
     return host, port or DEFAULT_PORT
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def check_reachable(url: str, timeout_s: float = 5.0) -> None:
@@ -119,8 +139,23 @@ def connect_session(url: str, timeout_s: float = 5.0) -> SparkSession:
         spark.version  # noqa: B018 - one round trip: the server answers as Spark Connect
     except Exception as e:  # noqa: BLE001 - gRPC and Spark errors alike become one line
         raise ConnectError(f"the Spark Connect server at {public_url(url)} did not open a session: "
-                           f"{one_line(e, 300)}") from None
+                           f"{_why(e)}") from None
     return spark
+
+
+def _why(error: Exception) -> str:
+    """One line for a failed session: a gRPC error — pyspark's ``SparkConnectGrpcException``
+    raised from grpc's ``_InactiveRpcError``, whose first line is only ``<_InactiveRpcError of
+    RPC that terminated with:`` — as its status code and details (``UNAUTHENTICATED: No
+    authentication token provided``); anything else as its first line."""
+    import grpc  # present: pyspark's Connect client imported it
+
+    cause: BaseException | None = error  # the exception, then the ones it was raised from
+    while cause is not None and not isinstance(cause, grpc.Call):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, grpc.Call):
+        return one_line(f"{cause.code().name}: {cause.details()}", 300)
+    return one_line(error, 300)
 
 
 def add_listener(spark: SparkSession, listener: Any) -> None:

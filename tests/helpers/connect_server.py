@@ -42,15 +42,16 @@ SERVER = textwrap.dedent("""
 
 
 @contextlib.contextmanager
-def connect_server(workdir: Path, start_timeout_s: float = 300.0) -> Iterator[str]:
+def connect_server(workdir: Path, start_timeout_s: float = 300.0, env: dict[str, str] | None = None) -> Iterator[str]:
     """Start the server (see the module docstring); yields its URL ``sc://127.0.0.1:PORT``.
+    ``env``: more environment for the server (e.g. ``SPARK_CONNECT_AUTHENTICATE_TOKEN``).
     On exit closes the child's stdin and waits for Spark to stop (killed after 60 s). Fails
     the test (with the server's log tail) when no URL is printed within ``start_timeout_s`` s;
     skips when pyspark's Connect client libraries are not installed."""
     pytest.importorskip("grpc", reason="Spark Connect needs pip install -e '.[test]' (the connect extra)")
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "server.log"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **(env or {})}
     env.pop("SPARK_REMOTE", None)
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     with open(log_path, "wb") as log:
