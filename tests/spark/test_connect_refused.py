@@ -47,6 +47,14 @@ def test_a_url_the_connect_client_refuses_is_usage(tmp_path, url, message):
     assert "s3c" not in r.stderr and not (tmp_path / "events.jsonl").exists()
 
 
+def test_the_parameters_pyspark_takes_still_parse():
+    from streamwatch.spark.connect import parse_remote
+
+    url = "sc://127.0.0.1:15010/;session_id=4f6d3e1a-0000-4000-8000-00000000c0de;user_id=me;use_ssl=false"
+    assert parse_remote(url) == ("127.0.0.1", 15010)
+    assert parse_remote("sc://spark.example/;") == ("spark.example", 15002)
+
+
 @pytest.mark.spark
 def test_a_server_that_refuses_the_session_is_one_line_exit_3(tmp_path):
     token = "streamwatch-test-token-0123456789"
