@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import base64
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from streamwatch.spark.tableformat import BROKER_SET, NO_JARS_HINT, jars_root, resolved_jars
 
@@ -61,6 +65,27 @@ def new_cluster_id() -> str:
             return cid
 
 
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held while a child process is created, their handlers run on leaving:
+    an interrupt inside ``Popen()`` raises after the fork but before the caller holds the
+    handle it needs to stop the child, which then outlives streamwatch (a Ctrl-C right after
+    "starting a single-node Kafka broker" left the storage-format JVM running). Main thread
+    only: Python runs signal handlers nowhere else."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: held.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        for s in held:
+            signal.raise_signal(s)
+
+
 @dataclass
 class LocalKafka:
     """A running single-node KRaft broker: ``bootstrap`` is ``127.0.0.1:<port>``."""
@@ -84,11 +109,13 @@ class LocalKafka:
         if not ok:
             raise KafkaBrokerError(why)
         owns = log_dir is None
-        root = Path(tempfile.mkdtemp(prefix="streamwatch-kafka-")) if log_dir is None else Path(log_dir)
+        root: Path | None = None
         try:
+            with _interrupts_held():  # a Ctrl-C between mkdtemp and its name being kept would leave the folder
+                root = Path(tempfile.mkdtemp(prefix="streamwatch-kafka-")) if log_dir is None else Path(log_dir)
             return cls._launch(root, owns, timeout_s, partitions, die_with_parent)
         except BaseException:  # failed or interrupted (Ctrl-C, SIGTERM): no folder left behind
-            if owns:
+            if owns and root is not None:
                 shutil.rmtree(root, ignore_errors=True)
             raise
 
@@ -120,27 +147,38 @@ class LocalKafka:
                 "-cp", cp]
         cluster_id = new_cluster_id()
         log = open(root / "broker.log", "ab")
+        fmt: subprocess.Popen | None = None
         try:
-            fmt = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
-                                 stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s)
+            with _interrupts_held():
+                fmt = subprocess.Popen([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
+                                       stdout=log, stderr=subprocess.STDOUT)
+            fmt.wait(timeout_s)
             if fmt.returncode != 0:
                 raise KafkaBrokerError(f"kafka storage format failed: {_tail(root / 'broker.log')}")
-            proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True,
-                                    preexec_fn=_parent_death_signal() if die_with_parent else None)
-        except BaseException:
+        except BaseException:  # timeout, Ctrl-C, SIGTERM: the formatting JVM never outlives us
+            if fmt is not None and fmt.poll() is None:
+                fmt.kill()
+                fmt.wait()
             log.close()
             raise
-        broker = cls(f"127.0.0.1:{port}", root, proc, owns, log)
-        deadline = time.monotonic() + timeout_s
+        broker: LocalKafka | None = None
         try:
+            with _interrupts_held():
+                proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True,
+                                        preexec_fn=_parent_death_signal() if die_with_parent else None)
+                broker = cls(f"127.0.0.1:{port}", root, proc, owns, log)
+            deadline = time.monotonic() + timeout_s
             while not _accepts(port):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise KafkaBrokerError(
                         f"Kafka broker did not start on 127.0.0.1:{port}: {_tail(root / 'broker.log')}")
                 time.sleep(0.1)
         except BaseException:  # also Ctrl-C / SIGTERM while waiting: never leave a broker behind
-            broker.stop()
+            if broker is not None:
+                broker.stop()
+            else:
+                log.close()
             raise
         return broker
 
