@@ -76,14 +76,15 @@ def _interrupts_held() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, _frame: held.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-        for s in held:
-            signal.raise_signal(s)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        for signum in held:
+            signal.raise_signal(signum)
 
 
 @dataclass
@@ -147,7 +148,7 @@ class LocalKafka:
                 "-cp", cp]
         cluster_id = new_cluster_id()
         log = open(root / "broker.log", "ab")
-        fmt: subprocess.Popen | None = None
+        fmt: subprocess.Popen[bytes] | None = None
         try:
             with _interrupts_held():
                 fmt = subprocess.Popen([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
