@@ -9,6 +9,7 @@ them are not JSON (silver filters them out; bronze keeps them).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 from datetime import datetime, timedelta, timezone
@@ -22,15 +23,42 @@ TOPIC = "clicks"
 PARTITIONS = 3
 PAGES = ("/", "/search", "/product", "/cart", "/checkout")
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+#: How long ``land`` tries to reach the broker before it gives up (s)
+CONNECT_TIMEOUT_S = 5.0
+
+#: librdkafka's own log lines (``%3|…|FAIL|rdkafka#producer-1| … Connection refused``, one
+#: per reconnect) go to this logger instead of stderr; it has no handler and does not
+#: propagate, so a broker that is down is reported once, by the caller, as one line.
+_QUIET = logging.getLogger("sample_pipelines.clicks.librdkafka")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
 
 
-def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = PARTITIONS, timeout_s: float = 60.0) -> None:
+class KafkaUnreachable(OSError):
+    """The broker did not answer a metadata request within the connect timeout (one line)."""
+
+
+def _client_conf(bootstrap: str) -> dict[str, object]:
+    return {"bootstrap.servers": bootstrap, "logger": _QUIET}
+
+
+def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = PARTITIONS, timeout_s: float = 60.0,
+                 connect_timeout_s: float = CONNECT_TIMEOUT_S) -> None:
     """Create ``topic`` with ``partitions`` partitions (replication 1) unless it exists.
-    Raises ``confluent_kafka.KafkaException`` when the broker refuses or times out."""
+    Raises :class:`KafkaUnreachable` when the broker does not answer a metadata request
+    within ``connect_timeout_s`` s, ``confluent_kafka.KafkaException`` when it refuses or
+    the topic is not created within ``timeout_s`` s."""
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    if topic in admin.list_topics(timeout=timeout_s).topics:
+    admin = AdminClient(_client_conf(bootstrap))
+    try:
+        topics = admin.list_topics(timeout=min(timeout_s, connect_timeout_s)).topics
+    except KafkaException as e:
+        why = e.args[0].str() if e.args and hasattr(e.args[0], "str") else str(e)
+        raise KafkaUnreachable(f"cannot reach Kafka at {bootstrap}: {why} "
+                               f"(no answer within {min(timeout_s, connect_timeout_s):g} s)") from None
+    if topic in topics:
         return
     for fut in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
         fut.result(timeout_s)
@@ -52,12 +80,13 @@ class ClicksProducer:
 
     def produce(self, n: int = 100, timeout_s: float = 60.0) -> int:
         """Produce ``n`` events and wait until the broker acknowledged all of them; returns
-        ``n``. Raises ``RuntimeError`` when some were not delivered within ``timeout_s`` s,
-        ``confluent_kafka.KafkaException`` when the broker does not answer."""
+        ``n``. Raises :class:`KafkaUnreachable` when the broker does not answer within
+        :data:`CONNECT_TIMEOUT_S` s, ``RuntimeError`` when some were not delivered within
+        ``timeout_s`` s, ``confluent_kafka.KafkaException`` when the broker refuses."""
         from confluent_kafka import Producer
 
         ensure_topic(self.bootstrap, self.topic, timeout_s=timeout_s)
-        producer = Producer({"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5})
+        producer = Producer({**_client_conf(self.bootstrap), "acks": "all", "linger.ms": 5})
         failed: list[str] = []
         #: partition → (first, last) offset acknowledged by the broker in this call
         self.last_offsets: dict[int, tuple[int, int]] = {}
@@ -102,8 +131,9 @@ class ClicksLanding:
     The broker is ``bootstrap`` (``HOST:PORT``) or, when None, the one recorded in
     ``directory/.kafka-bootstrap`` by the ``streamwatch run``/``log`` that started it.
     Raises ``ValueError`` (one line) for a ratio outside [0, 1] or when no broker is known;
-    ``land`` raises ``confluent_kafka.KafkaException`` / ``RuntimeError`` when the broker
-    does not take the events within ``timeout_s`` s. Never exhausted."""
+    ``land`` raises :class:`KafkaUnreachable` when the broker does not answer within
+    :data:`CONNECT_TIMEOUT_S` s, ``confluent_kafka.KafkaException`` / ``RuntimeError`` when
+    it does not take the events within ``timeout_s`` s. Never exhausted."""
 
     exhausted = False
 

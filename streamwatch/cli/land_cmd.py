@@ -22,7 +22,8 @@ Examples:
   streamwatch land clicks --kafka-bootstrap 127.0.0.1:9092 --bad-ratio 0.05
 \b
 Exit codes: 0 landed (or every source exhausted), 2 bad option, unknown pipeline or no
-Kafka broker known, 4 a file could not be written or the broker did not take the events.
+Kafka broker known, 4 a file could not be written or the broker did not take the events
+(one line `cannot reach Kafka at HOST:PORT: …` when it does not answer within 5 s).
 """
 
 
