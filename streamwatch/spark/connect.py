@@ -121,10 +121,32 @@ def check_reachable(url: str, timeout_s: float = 5.0) -> None:
         raise ConnectError(f"cannot reach the Spark Connect server at {host}:{port}: {why}") from None
 
 
+def check_speaks_grpc(url: str, timeout_s: float = 5.0) -> None:
+    """Wait up to ``timeout_s`` s for a gRPC channel to the server of ``url`` (built as
+    pyspark's client builds it: TLS, token) to become ready — an HTTP/2 connection whose
+    server sent its SETTINGS. A port that accepts TCP but is no gRPC server (silent, or
+    answering HTTP/1.1) never gets there, and pyspark's client would retry it with back-off
+    for 10 minutes or more. Raises :class:`ConnectError` (one line). Needs pyspark's Connect
+    client (``grpcio``)."""
+    import grpc
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    host, port = parse_remote(url)
+    channel = DefaultChannelBuilder(url.strip()).toChannel()
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout_s)
+    except grpc.FutureTimeoutError:
+        raise ConnectError(f"the server at {host}:{port} does not answer as a Spark Connect (gRPC) server "
+                           f"(no HTTP/2 handshake within {timeout_s:g} s)") from None
+    finally:
+        channel.close()
+
+
 def connect_session(url: str, timeout_s: float = 5.0) -> SparkSession:
     """A Spark Connect session on ``url`` (``sc://host:port``), checked to answer (its Spark
-    version is asked once). Raises ``ValueError`` for a malformed URL and
-    :class:`ConnectError` when the server is unreachable, refuses the session, or the Connect
+    version is asked once; a server that does not speak gRPC is given ``timeout_s`` s). Raises
+    ``ValueError`` for a malformed URL and :class:`ConnectError` when the server is
+    unreachable, is no gRPC server, refuses the session, or the Connect
     client libraries are missing (``pip install 'streamwatch[connect]'``)."""
     check_reachable(url, timeout_s)
     try:
@@ -132,6 +154,7 @@ def connect_session(url: str, timeout_s: float = 5.0) -> SparkSession:
     except ImportError as e:
         raise ConnectError(f"Spark Connect needs pyspark's Connect client ({e.name or e}): "
                            "pip install 'streamwatch[connect]'") from None
+    check_speaks_grpc(url, timeout_s)
     from pyspark.sql import SparkSession
 
     try:
