@@ -49,10 +49,20 @@ class IntervalReplay:
         return self._data
 
     def last_landed(self) -> pd.Timestamp | None:
-        """The interval start of the newest file already in ``directory`` (None: none yet)."""
+        """The interval start of the newest file already in ``directory`` (None: none yet).
+        Names that do not follow ``name_format`` (a user's ``flights_backup.csv``, an editor's
+        ``flights_…csv~``) are not landed files and are ignored."""
         glob = self.name_format.split("%", 1)[0] + "*"
-        landed = sorted(p.name for p in self.directory.glob(glob) if not p.name.startswith("."))
-        return pd.Timestamp(datetime.strptime(landed[-1], self.name_format), tz="UTC") if landed else None
+        starts = [start for p in self.directory.glob(glob) if not p.name.startswith(".")
+                  if (start := self._interval_start(p.name)) is not None]
+        return pd.Timestamp(max(starts), tz="UTC") if starts else None
+
+    def _interval_start(self, name: str) -> datetime | None:
+        """The interval start ``name`` carries, or None when it does not follow ``name_format``."""
+        try:
+            return datetime.strptime(name, self.name_format)
+        except ValueError:
+            return None
 
     @property
     def exhausted(self) -> bool:

@@ -60,7 +60,8 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
 
     Each file is written under a hidden temporary name and then renamed, so a
     running file source never reads a partial file. Factories resume after the
-    files already landed, so repeated calls continue the data set. Prints the
+    files already landed, so repeated calls continue the data set; files they did
+    not name (flights_backup.csv) are ignored there. Prints the
     path of every landed file on stdout, a summary on stderr. A Kafka pipeline
     (clicks) produces its events to the topic instead and lands one JSON
     manifest per batch (events, bad, late, offsets per partition).
