@@ -11,6 +11,8 @@ from textual.strip import Strip
 from textual.widgets import DataTable
 
 Cell = str | Text
+#: more rows than this leaving the table (a ``/`` filter) rebuild it: cheaper than removing each
+REMOVE_ONE_BY_ONE = 8
 
 
 class SyncTable(DataTable):
@@ -61,16 +63,18 @@ class SyncTable(DataTable):
         current = self.keys
         if desired != current:
             wanted = set(desired)
-            for k in current:
-                if k not in wanted:
+            gone = [k for k in current if k not in wanted]
+            rebuild = len(gone) > REMOVE_ONE_BY_ONE  # remove_row renumbers every row: O(rows) each
+            if not rebuild:
+                for k in gone:
                     self.remove_row(k)
                     self._cells.pop(k, None)
-            remaining = self.keys
-            if remaining != desired[: len(remaining)]:
+                remaining = self.keys
+                rebuild = remaining != desired[: len(remaining)]
+            if rebuild:
                 keep = self.cursor_key()
                 self.clear()
                 self._cells.clear()
-                remaining = []
                 for k, cells in rows:
                     self.add_row(*cells, key=k)
                     self._cells[k] = tuple(cells)
