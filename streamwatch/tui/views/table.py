@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
@@ -13,6 +15,8 @@ from textual.widgets import DataTable
 Cell = str | Text
 #: more rows than this leaving the table (a ``/`` filter) rebuild it: cheaper than removing each
 REMOVE_ONE_BY_ONE = 8
+#: drawn cells kept (see :meth:`SyncTable._render_cell`); all are forgotten beyond this
+CELL_LINES_MAX = 20_000
 
 
 class SyncTable(DataTable):
@@ -41,6 +45,8 @@ class SyncTable(DataTable):
         #: row key → (what the line was drawn from, the drawn line)
         self._drawn: dict[str, tuple[tuple, Strip]] = {}
         self._frame_key: tuple | None = None
+        #: (row key, column key, row index, style, width, cursor, hover, …) → (cell value, its lines)
+        self._cell_lines: dict[tuple, tuple[object, list[list[Segment]]]] = {}
 
     def on_mount(self) -> None:
         for c in self._columns:
@@ -132,8 +138,34 @@ class SyncTable(DataTable):
         self._drawn[key] = (what, strip)
         return strip
 
+    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int, cursor: bool = False,
+                     hover: bool = False) -> list[list[Segment]]:
+        """One cell's lines, kept while its value and how it is drawn did not change: DataTable
+        forgets every drawn cell on any ``update_cell``, so a row whose batch id changed
+        re-rendered all its 12 cells, and a focus change (the ``/`` line, a tab switch)
+        re-rendered every visible cell although most (name, status, trigger, mode…) are the
+        same as the last time the table was drawn with that focus."""
+        if row_index < 0 or column_index < 0 or self.fixed_rows or self.fixed_columns:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        if row_key is None or column_key is None or self.rows[row_key].height != 1:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        value = self._data[row_key].get(column_key)
+        key = (row_key, column_key, row_index, base_style, width, cursor, hover, self._show_hover_cursor,
+               self._pseudo_class_state, self.show_cursor, self.cell_padding)
+        kept = self._cell_lines.get(key)
+        if kept is not None and (kept[0] is value or kept[0] == value):
+            return kept[1]
+        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if len(self._cell_lines) >= CELL_LINES_MAX:
+            self._cell_lines.clear()
+        self._cell_lines[key] = (value, lines)
+        return lines
+
     def notify_style_update(self) -> None:
         self._drawn.clear()
+        self._cell_lines.clear()
         super().notify_style_update()
 
     def _wider(self, column: str, value: Cell) -> bool:
