@@ -310,10 +310,11 @@ class StreamwatchApp(App[None]):
         if event.row_key is not None and event.row_key.value in self.board.rows:
             self.selected = str(event.row_key.value)
 
-    @on(DataTable.RowSelected, "#query-table")
-    def _query_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key is not None and event.row_key.value in self.board.rows:
-            self.selected = str(event.row_key.value)
+    def open_query(self, name: str) -> None:
+        """Show query ``name`` in the detail tab (enter in the queries view, which calls this
+        directly rather than bubbling ``RowSelected`` through five widgets' message queues)."""
+        if name in self.board.rows:
+            self.selected = name
             self.action_tab("detail")
 
     @on(DataTable.RowSelected, "#cp-batches")

@@ -56,7 +56,7 @@ class DashboardScreen(Screen[None]):
         yield Static(self.owner._session_text(), id="session")
         with TabbedContent(initial="queries", id="tabs"):
             with TabPane("1 Queries", id="queries"):
-                yield QueriesView(id="query-table", zebra_stripes=True)
+                yield QueriesView(opened=self.owner.open_query, id="query-table", zebra_stripes=True)
             with TabPane("2 Detail", id="detail"):
                 yield DetailView(id="detail-view")
             with TabPane("3 Checkpoint", id="checkpoint"):

@@ -6,7 +6,10 @@ watermark (UTC), trigger, output mode and total input rows."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.text import Text
+from textual.widgets import DataTable
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import QueryRow
@@ -23,11 +26,19 @@ STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active"
 
 
 class QueriesView(FilteredView, SyncTable):
-    """The overview table; ``show(model)`` redraws it, setting ``needle`` filters it."""
+    """The overview table; ``show(model)`` redraws it, setting ``needle`` filters it;
+    ``opened(name)`` is called when a query's row is selected (enter, click)."""
 
-
-    def __init__(self, **kw: object) -> None:
+    def __init__(self, opened: Callable[[str], None] | None = None, **kw: object) -> None:
         super().__init__(QUERY_COLUMNS, **kw)
+        self._opened = opened
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Handled here, at once: bubbled to the app it waited behind every frame and repaint
+        queued in the four containers' message queues on its way (~1 s under load)."""
+        if self._opened is not None and event.row_key is not None and event.row_key.value is not None:
+            event.stop()
+            self._opened(str(event.row_key.value))
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()
