@@ -35,7 +35,10 @@ class SyncTable(DataTable):
     ``update_cell``, so without this a frame re-rendered every visible cell (~110 ms CPU
     for 45 visible rows × 12 columns) although a frame of 100 queries changes a few rows.
     The cursor and hover rows are always drawn by DataTable. Lines of rows a filter removed
-    are kept (bounded) so clearing the filter redraws only what changed meanwhile."""
+    are kept (bounded) so clearing the filter redraws only what changed meanwhile. Below the
+    line, each drawn cell is kept too (:meth:`_render_cell`), so a changed row re-renders only
+    its changed cells. A filter that removes more than :data:`REMOVE_ONE_BY_ONE` rows rebuilds
+    the table instead (``DataTable.remove_row`` renumbers every row, O(rows) each)."""
 
     def __init__(self, columns: Sequence[str], **kw) -> None:
         kw.setdefault("cursor_type", "row")
