@@ -35,7 +35,7 @@ class QueriesView(FilteredView, SyncTable):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Handled here, at once: bubbled to the app it waited behind every frame and repaint
-        queued in the four containers' message queues on its way (~1 s under load)."""
+        queued in the four containers' message queues on its way."""
         if self._opened is not None and event.row_key is not None and event.row_key.value is not None:
             event.stop()
             self._opened(str(event.row_key.value))
