@@ -40,6 +40,10 @@ class SyncTable(DataTable):
     its changed cells. A filter that removes more than :data:`REMOVE_ONE_BY_ONE` rows rebuilds
     the table instead (``DataTable.remove_row`` renumbers every row, O(rows) each)."""
 
+    DEFAULT_CSS = """
+    SyncTable:focus { background-tint: $foreground 0%; }
+    """
+
     def __init__(self, columns: Sequence[str], **kw) -> None:
         kw.setdefault("cursor_type", "row")
         super().__init__(**kw)
@@ -117,7 +121,8 @@ class SyncTable(DataTable):
         return (self.cursor_type == "row" or not self.show_cursor) and not self.fixed_rows and not self.fixed_columns
 
     def _paint_key(self) -> tuple:
-        return (self.size.width, self.scroll_x, self.rich_style, self.get_pseudo_class_state(), self.zebra_stripes,
+        rows = tuple(self.get_component_rich_style(c) for c in ("datatable--even-row", "datatable--odd-row"))
+        return (self.size.width, self.scroll_x, self.rich_style, rows, self.zebra_stripes,
                 self.show_cursor, self.app.theme, tuple(c.get_render_width(self) for c in self.ordered_columns))
 
     def render_line(self, y: int) -> Strip:
@@ -143,20 +148,25 @@ class SyncTable(DataTable):
 
     def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int, cursor: bool = False,
                      hover: bool = False) -> list[list[Segment]]:
-        """One cell's lines, kept while its value and how it is drawn did not change: DataTable
-        forgets every drawn cell on any ``update_cell``, so a row whose batch id changed
-        re-rendered all its 12 cells, and a focus change (the ``/`` line, a tab switch)
-        re-rendered every visible cell although most (name, status, trigger, mode…) are the
-        same as the last time the table was drawn with that focus."""
-        if row_index < 0 or column_index < 0 or self.fixed_rows or self.fixed_columns:
+        """One cell's lines, kept while its value and how it is drawn did not change.
+
+        This overrides DataTable's private ``_render_cell`` (Textual 8.2; the public API has no
+        per-cell hook) and is the only private name this class relies on: DataTable forgets
+        every drawn cell on any ``update_cell`` and on any focus or style change, so a row
+        whose batch id changed re-rendered all its 12 cells, and a focus change (the ``/``
+        line, a tab switch) re-rendered every visible cell (~200 ms for 45 rows). Cells of the
+        cursor and hover rows (whose look depends on focus) are always drawn by DataTable;
+        every other cell is drawn from its value, ``base_style`` (the row's resolved style,
+        which is how a theme or CSS change reaches it), width and padding only, all in the
+        key."""
+        if row_index < 0 or column_index < 0 or cursor or hover or self.fixed_rows or self.fixed_columns:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         row_key = self._row_locations.get_key(row_index)
         column_key = self._column_locations.get_key(column_index)
         if row_key is None or column_key is None or self.rows[row_key].height != 1:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         value = self._data[row_key].get(column_key)
-        key = (row_key, column_key, row_index, base_style, width, cursor, hover, self._show_hover_cursor,
-               self._pseudo_class_state, self.show_cursor, self.cell_padding)
+        key = (row_key, column_key, row_index, base_style, width, self.cell_padding)
         kept = self._cell_lines.get(key)
         if kept is not None and (kept[0] is value or kept[0] == value):
             return kept[1]
@@ -165,11 +175,6 @@ class SyncTable(DataTable):
             self._cell_lines.clear()
         self._cell_lines[key] = (value, lines)
         return lines
-
-    def notify_style_update(self) -> None:
-        self._drawn.clear()
-        self._cell_lines.clear()
-        super().notify_style_update()
 
     def _wider(self, column: str, value: Cell) -> bool:
         """``value`` is wider than ``column`` now is (so the column must grow)."""
