@@ -42,8 +42,12 @@ class DetailView(ModelView, VerticalScroll):
         yield TimelineChart("state rows and memory", unit="rows", right=("memory",), right_unit="KiB",
                             id="chart-state")
         yield TimelineChart("Kafka offsets behind latest (over partitions)", unit="records", id="chart-kafka-behind")
-        yield SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
-        yield SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
+        operators = SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
+        operators.border_title = "state operators"  # set once: setting it repaints the table
+        yield operators
+        sources = SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
+        sources.border_title = "sources"
+        yield sources
         kafka = Static("", id="detail-kafka")
         kafka.display = False  # only for a query reading Kafka
         yield kafka
@@ -123,7 +127,6 @@ class DetailView(ModelView, VerticalScroll):
         self.draw_charts(row.history, width)
         p = row.last_progress
         ops = self.query_one("#operators", SyncTable)
-        ops.border_title = "state operators"
         ops.sync([
             (f"{i}", (o.operator_name, fmt.count(o.num_rows_total), fmt.count(o.num_rows_updated),
                       fmt.count(o.num_rows_removed), fmt.count(o.num_rows_dropped_by_watermark),
@@ -133,7 +136,6 @@ class DetailView(ModelView, VerticalScroll):
         ])
         ops.display = bool(p and p.state_operators)
         srcs = self.query_one("#sources", SyncTable)
-        srcs.border_title = "sources"
         srcs.sync([
             (f"{i}", (s.description[:40], s.start_offset or "-", s.end_offset or "-", s.latest_offset or "-",
                       fmt.count(s.num_input_rows), fmt.rate(s.input_rows_per_second),

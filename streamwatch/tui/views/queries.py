@@ -32,6 +32,7 @@ class QueriesView(FilteredView, SyncTable):
     def __init__(self, opened: Callable[[str], None] | None = None, **kw: object) -> None:
         super().__init__(QUERY_COLUMNS, **kw)
         self._opened = opened
+        self._title = ""
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Handled here, at once: bubbled to the app it waited behind every frame and repaint
@@ -50,8 +51,10 @@ class QueriesView(FilteredView, SyncTable):
                 continue
             rows.append((name, cells(model, row, diag, backlogs.get(name))))
         self.sync(rows)
-        title = f"{model.plan.pipeline} · {len(model.board.rows)} queries"
-        self.border_title = title + (f" · /{needle}" if needle else "")
+        title = f"{model.plan.pipeline} · {len(model.board.rows)} queries" + (f" · /{needle}" if needle else "")
+        if title != self._title:  # setting border_title repaints the whole table, even unchanged
+            self._title = title
+            self.border_title = title
 
 
 def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> tuple:

@@ -44,6 +44,9 @@ class SyncTable(DataTable):
     SyncTable:focus { background-tint: $foreground 0%; }
     """
 
+    #: inside :meth:`sync`'s cell updates: a whole-table refresh is narrowed to the changed rows
+    _rows_only = False
+
     def __init__(self, columns: Sequence[str], **kw) -> None:
         kw.setdefault("cursor_type", "row")
         super().__init__(**kw)
@@ -97,19 +100,43 @@ class SyncTable(DataTable):
                 for k, cells in rows[len(remaining):]:
                     self.add_row(*cells, key=k)
                     self._cells[k] = tuple(cells)
-        for k, cells in rows:
-            old = self._cells.get(k)
-            cells = tuple(cells)
-            if old == cells:
-                continue
-            for col, new, prev in zip(self._columns, cells, old or (None,) * len(cells)):
-                if new != prev:
-                    self.update_cell(k, col, new, update_width=self._wider(col, new))
-            self._cells[k] = cells
+        changed: list[str] = []
+        wider = False
+        self._rows_only = True  # update_cell's whole-table refresh becomes a refresh of its row
+        try:
+            for k, cells in rows:
+                old = self._cells.get(k)
+                cells = tuple(cells)
+                if old == cells:
+                    continue
+                for col, new, prev in zip(self._columns, cells, old or (None,) * len(cells)):
+                    if new != prev:
+                        grow = self._wider(col, new)
+                        wider = wider or grow
+                        self.update_cell(k, col, new, update_width=grow)
+                self._cells[k] = cells
+                changed.append(k)
+        finally:
+            self._rows_only = False
+        if wider:
+            self.refresh()
+        else:
+            for k in changed:
+                self.refresh_row(self.get_row_index(k))
         if len(self._drawn) > 2 * len(self._cells) + 100:  # rows long gone: forget their lines
             self._drawn = {k: v for k, v in self._drawn.items() if k in self._cells}
         if follow and self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
+                recompose: bool = False) -> SyncTable:
+        """Textual's ``Widget.refresh``; while :meth:`sync` rewrites cells, the whole-table
+        repaint ``update_cell`` asks for is replaced by a repaint of the changed rows only
+        (``refresh_row``): a frame of 100 queries changes ~20 of them, and a whole-table
+        repaint re-processed every visible line through the compositor."""
+        if self._rows_only and not regions and repaint and not layout and not recompose:
+            return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     # -- drawing: reuse a row's line while nothing it was drawn from changed ---------------------
     def render_lines(self, crop: Region) -> list[Strip]:
