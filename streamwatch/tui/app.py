@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import App
+from textual.binding import Binding
 from textual.widgets import DataTable, TabbedContent
 
 from streamwatch.analysis import fmt
@@ -64,7 +66,9 @@ class StreamwatchApp(App[None]):
     #status { height: 1; padding: 0 1; background: $boost; }
     CommandLine { height: 1; border: none; padding: 0 1; display: none; }
     """
-    BINDINGS = BINDINGS  # from the command registry (streamwatch.tui.commands)
+    #: from the command registry (streamwatch.tui.commands); enter on the queries table is the
+    #: app's own priority binding (:meth:`action_open_selected`)
+    BINDINGS = [*BINDINGS, Binding("enter", "open_selected", show=False, priority=True)]
     LINE_OPENERS = LINE_OPENERS
 
     def __init__(self, backend: Backend, checkpoint_refresh_s: float = 2.0, history: int = DEFAULT_HISTORY,
@@ -317,6 +321,20 @@ class StreamwatchApp(App[None]):
             self.selected = name
             self.action_tab("detail")
 
+    def action_open_selected(self) -> None:
+        """enter on the queries table, answered as the app reads the key (a priority binding)
+        instead of after the key and the table's ``RowSelected`` each waited in the table's
+        queue behind repaints (enter p99 ~200 ms at 200 events/s, ``bench/tui_bench.py
+        --hundred``). While a message is still queued for the table or its screen (an
+        earlier arrow key on its way) enter takes its turn behind it (the table's own enter),
+        so keys are never answered out of order."""
+        table = self.focused
+        if not isinstance(table, QueriesView) or table.message_queue_size or self.screen.message_queue_size:
+            raise SkipAction()
+        name = table.cursor_key()
+        if name is not None:
+            self.open_query(name)
+
     @on(DataTable.RowSelected, "#cp-batches")
     def _batch_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is not None and str(event.row_key.value).isdigit():
@@ -344,6 +362,8 @@ class StreamwatchApp(App[None]):
         plain keys, not line openers."""
         if action in self.LINE_OPENERS:
             return self.screen is self.dashboard and not isinstance(self.focused, CommandLine)
+        if action == "open_selected":  # elsewhere enter is the focused widget's own key
+            return self.screen is self.dashboard and isinstance(self.focused, QueriesView)
         if action == "run" and isinstance(self.focused, CommandLine):
             return False  # a key typed into the line is a character (``:land 5``), not a binding
         return True

@@ -16,6 +16,7 @@ from textual import messages
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
 
 from streamwatch.analysis.dashboard import DashboardModel
@@ -40,6 +41,25 @@ FOCUS = {"queries": "#query-table", "checkpoint": "#cp-batches", "landing": "#la
          "events": "#event-table", "results": "#results-table", "pipeline": "#pipeline-view"}
 
 
+class DashboardTabs(TabbedContent):
+    """The tabs. A pane whose widget took the focus becomes the active tab (TabbedContent's
+    rule) — unless that news is stale: escape closing the ``/`` line gives the queries table
+    the focus, and an enter answered at once (the app's priority binding) switches to the
+    detail tab before the table's pane has said it was focused. News of a pane that is not
+    active, while the focus is where it was at the last switch (or nowhere), is ignored."""
+
+    _focused_at_switch: Widget | None = None
+
+    def watch_active(self) -> None:
+        self._focused_at_switch = self.app.focused
+
+    def on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        focused = self.app.focused
+        if event.tab_pane.id != self.active and (focused is None or focused is self._focused_at_switch):
+            event.stop()
+            event.prevent_default()  # TabbedContent's own handler would activate the pane
+
+
 class DashboardScreen(Screen[None]):
     """The app's base screen (``App.get_default_screen``); ``owner`` is the app whose model it
     draws."""
@@ -54,7 +74,7 @@ class DashboardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(self.owner._session_text(), id="session")
-        with TabbedContent(initial="queries", id="tabs"):
+        with DashboardTabs(initial="queries", id="tabs"):
             with TabPane("1 Queries", id="queries"):
                 yield QueriesView(opened=self.owner.open_query, id="query-table", zebra_stripes=True)
             with TabPane("2 Detail", id="detail"):
