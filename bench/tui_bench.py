@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 import time
+from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -211,7 +212,8 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
     app = StreamwatchApp(backend, checkpoint_refresh_s=0, watch_landing=False)
     if variant == "every-event":
         app.render_interval_s = 0.0
-    app.lag_samples = __import__("collections").deque()
+    # 8 bytes a sample (a deque of floats held ~32): the soak's RSS is the app's, not this list's
+    app.lag_samples = array("d")
     slash: list[float] = []
     enter: list[float] = []
     rss: list[tuple[float, float]] = []

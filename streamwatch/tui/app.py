@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, MutableSequence
 
 from textual import on, work
 from textual.actions import SkipAction
@@ -83,7 +83,7 @@ class StreamwatchApp(App[None]):
             max_landed=max_landed, triggers=lambda: backend.triggers, output_modes=lambda: backend.output_modes)
         self.controls = Controls(self)
         self.paused = False
-        self.lag_samples: collections.deque[float] | None = None  # set by the benchmark
+        self.lag_samples: MutableSequence[float] | None = None  # set by the benchmark
         self.render_interval_s = 0.1
         self._inbox: collections.deque[tuple[float, object]] = collections.deque()
         self._wake_pending = False
