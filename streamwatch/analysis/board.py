@@ -19,7 +19,8 @@ from streamwatch.model.runtime import QueryNotRun, QueryQueued
 #: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
 OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
 DEFAULT_HISTORY = 10_000
-#: chart samples kept over all queries together (a sample holds ~500 bytes: ~50 MB at most);
+#: chart samples kept over all queries together (a sample costs ~1.1 KiB of RSS as measured by
+#: ``bench/tui_bench.py --hundred --minutes N``: ~110 MiB at most);
 #: with many queries each keeps ``HISTORY_BUDGET // queries``, so a dashboard of 100 queries
 #: stops growing after 1,000 progress events per query
 HISTORY_BUDGET = 100_000
