@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from streamwatch.cli import main
 from tests.helpers.fake_checkpoint import QUERY_ID, FakeCheckpoint
+from tests.helpers.recording import write_recording
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
@@ -167,11 +168,7 @@ def test_watch_once_merges_the_listener_numbers_of_a_recording(tmp_path):
                              "endOffset": {"logOffset": 1}, "latestOffset": None, "numInputRows": 900,
                              "inputRowsPerSecond": 450.0, "processedRowsPerSecond": 2100.0, "metrics": {}}],
                 "sink": {"description": "FileSink[/out]", "numOutputRows": 900}}
-    rec = tmp_path / "events.jsonl"
-    rec.write_text("\n".join(json.dumps(x) for x in [
-        {"v": 1, "kind": "header", "time": T0, "source": "listener", "app": {}, "conf": {}},
-        {"v": 1, "kind": "progress", "t": T0 + 1300, "event": progress},
-    ]) + "\n")
+    rec = write_recording(tmp_path / "events.jsonl", T0, (T0 + 1300, progress))
     out = tmp_path / "batches.jsonl"
     r = _sw("watch", str(cp.root), "--log", "--once", "--recording", str(rec), "--out", str(out))
     assert r.exit_code == 0, r.output

@@ -13,22 +13,15 @@ the result does not depend on what ``make jars`` resolved here."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
-import select
-import shutil
 import signal
-import struct
 import subprocess
-import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 
-STREAMWATCH = shutil.which("streamwatch", path=str(Path(sys.executable).parent)) or "streamwatch"
+from tests.helpers.terminal import STREAMWATCH, Terminal
+
 DEADLINE_S = 240.0  # a hang fails instead of blocking CI; waits are on what the terminal shows
 
 
@@ -60,55 +53,12 @@ def test_kafka_pipeline_without_the_connector_jars_is_one_line_exit_3(tmp_path):
     assert "Traceback" not in r.stderr
 
 
-class _Terminal:
-    """``streamwatch ARGS`` in a 120×40 pseudo-terminal; ``screen`` is everything it wrote."""
-
-    def __init__(self, *args: str, cwd: Path) -> None:
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
-        env.pop("TEXTUAL_DRIVER", None)
-        self.proc = subprocess.Popen([STREAMWATCH, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
-                                     env=env, start_new_session=True, close_fds=True)
-        os.close(slave)
-        self.master = master
-        self.screen = b""
-        self.deadline = time.monotonic() + DEADLINE_S
-
-    def _read(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return True
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # EIO: the command exited and closed the terminal
-            return False
-        self.screen += data
-        return bool(data)
-
-    def wait_for(self, text: bytes) -> None:
-        while text not in self.screen:
-            left = self.deadline - time.monotonic()
-            assert left > 0, f"{text!r} never shown; last output: {self.screen[-2000:]!r}"
-            assert self._read(min(left, 1.0)), f"exited ({self.proc.poll()}) before showing {text!r}: {self.screen[-2000:]!r}"
-
-    def exit_status(self) -> int:
-        while self._read(max(0.0, min(self.deadline - time.monotonic(), 1.0))):
-            assert time.monotonic() < self.deadline, f"did not exit: {self.screen[-2000:]!r}"
-        return self.proc.wait(timeout=max(1.0, self.deadline - time.monotonic()))
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        os.close(self.master)
-
-
 @pytest.mark.spark
 def test_run_dashboard_sigint_quits_cleanly_with_exit_0(tmp_path):
     ws = tmp_path / "ws"
-    t = _Terminal("run", "--pipeline", "orders", "--workspace", str(ws), "--max-files", "1", "--land-every", "60",
-                  "--trigger", "availableNow", "--no-ui", cwd=tmp_path)
+    t = Terminal("run", "--pipeline", "orders", "--workspace", str(ws), "--max-files", "1", "--land-every", "60",
+                  "--trigger", "availableNow", "--no-ui", cwd=tmp_path,
+                 deadline_s=DEADLINE_S)
     try:
         t.wait_for(b"queries running")  # Spark started, the queries started: the dashboard is live
         os.kill(t.proc.pid, signal.SIGINT)

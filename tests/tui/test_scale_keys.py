@@ -4,28 +4,18 @@ for the table: then it takes its turn, so a burst "down, enter" opens the query 
 
 from __future__ import annotations
 
-import asyncio
-
 from textual import events
 from textual.widgets import TabPane
 
 from streamwatch.tui.views.queries import QueriesView
 
-from conftest import drawn, settle, wait_for
+from conftest import drawn, run_app, wait_for
 
 
 def post(app, *keys: str) -> None:
     """Keys in one burst, as the terminal driver posts them (no waiting in between)."""
     for key in keys:
         app.post_message(events.Key(key, key if len(key) == 1 else None))
-
-
-def run(app, scenario) -> None:
-    async def main():
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot, app)
-            await scenario(pilot)
-    asyncio.run(main())
 
 
 def test_enter_opens_the_highlighted_query(make_app):
@@ -43,7 +33,7 @@ def test_enter_opens_the_highlighted_query(make_app):
             await wait_for(pilot, lambda: app.active_tab == "queries" and app.focused is table, "the queries tab")
             await drawn(pilot, app)
 
-    run(app, scenario)
+    run_app(app, scenario)
     assert seen == [("detail", "flights_silver"), ("detail", "flights_gold")]
 
 
@@ -56,7 +46,7 @@ def test_enter_elsewhere_is_the_focused_widgets_key(make_app):
         await drawn(pilot, app)
         assert app.active_tab == "queries"
 
-    run(app, scenario)
+    run_app(app, scenario)
 
 
 def test_late_news_of_a_focus_given_before_a_tab_switch_does_not_switch_back(make_app):
@@ -76,4 +66,4 @@ def test_late_news_of_a_focus_given_before_a_tab_switch_does_not_switch_back(mak
         app.query_one("#cp-batches").focus()  # a real focus move into the checkpoint pane
         await wait_for(pilot, lambda: app.active_tab == "checkpoint", "the checkpoint tab")
 
-    run(app, scenario)
+    run_app(app, scenario)

@@ -4,11 +4,9 @@ these tests post the Key events themselves."""
 
 from __future__ import annotations
 
-import asyncio
-
 from textual import events
 
-from conftest import drawn, settle, wait_for
+from conftest import drawn, run_app, wait_for
 
 CHARS = {":": "colon", "/": "slash", " ": "space", "=": "equals_sign"}
 
@@ -17,14 +15,6 @@ def burst(app, text: str) -> None:
     """Post every key of ``text`` to the app at once (no waiting in between)."""
     for ch in text:
         app.post_message(events.Key(CHARS.get(ch, ch), ch))
-
-
-def run(app, scenario) -> None:
-    async def main():
-        async with app.run_test(size=(120, 40)) as pilot:
-            await settle(pilot, app)
-            await scenario(pilot)
-    asyncio.run(main())
 
 
 def test_fast_typing_after_colon_lands_in_the_command_line(make_app):
@@ -38,7 +28,7 @@ def test_fast_typing_after_colon_lands_in_the_command_line(make_app):
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.active_tab == "events", "the events tab")
 
-    run(app, scenario)
+    run_app(app, scenario)
 
 
 def test_colon_and_slash_typed_inside_the_line_are_characters(make_app):
@@ -50,7 +40,7 @@ def test_colon_and_slash_typed_inside_the_line_are_characters(make_app):
         await wait_for(pilot, lambda: line.value == "10:00/x", "the filter text with : and /")
         assert line.mode == "filter"
 
-    run(app, scenario)
+    run_app(app, scenario)
 
 
 def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
@@ -63,7 +53,7 @@ def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
         await drawn(pilot, app)  # the key handled and the screen settled
         assert not app._main.query_one("#cmdline").display
 
-    run(app, scenario)
+    run_app(app, scenario)
 
 
 def test_a_tab_key_typed_right_before_slash_filters_that_tab(make_app):
@@ -82,7 +72,7 @@ def test_a_tab_key_typed_right_before_slash_filters_that_tab(make_app):
         await wait_for(pilot, lambda: table.row_count > 0 and all("gold" in " ".join(map(str, table.get_row_at(i))).lower()
                                                                  for i in range(table.row_count)), "only gold events")
 
-    run(app, scenario)
+    run_app(app, scenario)
 
 
 def test_digits_typed_into_the_command_line_are_characters(make_app):
@@ -94,4 +84,4 @@ def test_digits_typed_into_the_command_line_are_characters(make_app):
         await wait_for(pilot, lambda: line.value == "land 5", "the whole command in the line")
         assert app.active_tab == "queries"
 
-    run(app, scenario)
+    run_app(app, scenario)

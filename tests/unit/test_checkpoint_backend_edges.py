@@ -13,7 +13,6 @@ looked for (the deadline only turns a hang into a failure)."""
 
 from __future__ import annotations
 
-import json
 import queue
 import shutil
 import time
@@ -23,6 +22,7 @@ from streamwatch.backends.checkpoints import RUN_ID, CheckpointBackend
 from streamwatch.model.events import QueryProgress, QueryStarted
 from streamwatch.model.runtime import RuntimeNotice
 from tests.helpers.fake_checkpoint import QUERY_ID, FakeCheckpoint
+from tests.helpers.recording import write_recording
 
 DEADLINE_S = 30.0
 
@@ -95,11 +95,7 @@ def test_a_recording_gives_its_batches_the_listeners_numbers(tmp_path):
                 "inputRowsPerSecond": 450.0, "processedRowsPerSecond": 2100.0,
                 "durationMs": {"addBatch": 300, "triggerExecution": 390}, "stateOperators": [], "sources": [],
                 "sink": {"description": "FileSink[/out]", "numOutputRows": 900}}
-    rec = tmp_path / "events.jsonl"
-    rec.write_text("\n".join(json.dumps(x) for x in [
-        {"v": 1, "kind": "header", "time": t0, "source": "listener", "app": {}, "conf": {}},
-        {"v": 1, "kind": "progress", "t": t0 + 1300, "event": progress},
-    ]) + "\n")
+    rec = write_recording(tmp_path / "events.jsonl", t0, (t0 + 1300, progress))
     backend = CheckpointBackend([str(cp.root)], poll_s=0.1, recording=str(rec))
     got = Collected()
     backend.start(got.emit)
