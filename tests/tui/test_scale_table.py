@@ -6,6 +6,7 @@ made every visible cell re-render, ~200 ms for 45 rows × 12 columns)."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from textual.app import App, ComposeResult
@@ -34,6 +35,21 @@ async def _painted(pilot, app) -> None:
     raise AssertionError(f"the screen did not settle: {layout_pending(app)}")
 
 
+async def _redrawn(pilot, app, drawn: list[int], mark: int, cells: int) -> list[int]:
+    """The rows of the cells drawn since ``mark``, once at least ``cells`` were drawn and the
+    screen settled. A focus change reaches the table through the app's queue, the style
+    update and the screen's update timer; on a busy machine :func:`_painted` can see a settled
+    screen before the first of those ran, so this waits for the repaint the test expects (a
+    repaint that never comes fails at the deadline)."""
+    deadline = time.monotonic() + 30
+    while True:
+        await _painted(pilot, app)
+        rows = [r for r in drawn[mark:] if r >= 0]
+        if len(rows) >= cells:
+            return rows
+        assert time.monotonic() < deadline, f"only {len(rows)} of {cells} cells redrawn"
+
+
 def test_a_focus_change_redraws_only_the_cursor_row(monkeypatch):
     drawn: list[int] = []
     render_cell = DataTable._render_cell
@@ -53,12 +69,10 @@ def test_a_focus_change_redraws_only_the_cursor_row(monkeypatch):
             monkeypatch.setattr(DataTable, "_render_cell", counting)
             first = len(drawn)
             app.query_one("#line", Input).focus()
-            await _painted(pilot, app)
-            blurred = [r for r in drawn[first:] if r >= 0]
+            blurred = await _redrawn(pilot, app, drawn, first, len(COLUMNS))
             mark = len(drawn)
             table.focus()
-            await _painted(pilot, app)
-            focused = [r for r in drawn[mark:] if r >= 0]
+            focused = await _redrawn(pilot, app, drawn, mark, len(COLUMNS))
             mark = len(drawn)
             table.sync([(f"q{i:03d}", tuple(f"{i}-{c}" + ("!" if (i, c) == (5, "c2") else "") for c in COLUMNS))
                         for i in range(40)])
