@@ -2,53 +2,31 @@
 
 Each query keeps its latest facts (:class:`QueryRow`), the latest full
 :class:`~streamwatch.model.events.QueryProgress` (for state operators, sources and sink) and a
-bounded history of compact :class:`Sample` records (default 10,000 per query, at most
-:data:`HISTORY_BUDGET` over all queries) for the charts.
+bounded :class:`~streamwatch.analysis.samples.SampleHistory` of compact :class:`Sample` records
+(default 10,000 per query, at most :data:`HISTORY_BUDGET` over all queries) for the charts.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
+from streamwatch.analysis.samples import OPERATIONS, Sample, SampleHistory
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.progress import OffsetsBehindLatest
 from streamwatch.model.runtime import QueryNotRun, QueryQueued
 
-#: The phases of ``progress.durationMs`` charted as stacked batch duration (ms), in order.
-OPERATIONS = ("addBatch", "getBatch", "latestOffset", "queryPlanning", "walCommit", "commitOffsets")
+__all__ = ["OPERATIONS", "QueryBoard", "QueryRow", "Sample", "SampleHistory", "sample_of"]
+
 DEFAULT_HISTORY = 10_000
-#: chart samples kept over all queries together (a sample costs ~1.1 KiB of RSS as measured by
-#: ``bench/tui_bench.py --hundred --minutes N``: ~110 MiB at most);
+#: chart samples kept over all queries together (152 bytes a sample in a :class:`SampleHistory`:
+#: ~15 MiB at most);
 #: with many queries each keeps ``HISTORY_BUDGET // queries``, so a dashboard of 100 queries
 #: stops growing after 1,000 progress events per query
 HISTORY_BUDGET = 100_000
 #: the fewest samples a query keeps however many queries share the budget
 MIN_HISTORY = 100
 RECENT_PROGRESS = 5
-
-
-class Sample(NamedTuple):
-    """One progress update, compact: ``timestamp_ms`` (epoch ms), rates in rows/s (None when
-    Spark reported NaN), ``batch_duration_ms``, ``durations`` (ms, one per :data:`OPERATIONS`),
-    ``watermark_gap_ms`` (eventTime.max − watermark, ms; None without a watermark), the
-    batch's input/output row counts (-1 output when the sink cannot count) and the state
-    operators' total rows and memory (bytes; None without state) and, for a query reading
-    Kafka, its sources' offsets behind latest (records; None for other sources)."""
-
-    batch_id: int
-    timestamp_ms: int | None
-    input_rps: float | None
-    processed_rps: float | None
-    batch_duration_ms: int
-    durations: tuple[int, ...]
-    watermark_gap_ms: int | None
-    num_input_rows: int
-    num_output_rows: int
-    state_rows: int | None = None
-    state_memory_bytes: int | None = None
-    offsets_behind: OffsetsBehindLatest | None = None
 
 
 def sample_of(p: QueryProgress) -> Sample:
@@ -106,7 +84,7 @@ class QueryRow:
     last_progress: QueryProgress | None = None
     last_event_ms: int | None = None
     progress_count: int = 0
-    history: deque[Sample] = field(default_factory=lambda: deque(maxlen=DEFAULT_HISTORY))
+    history: SampleHistory = field(default_factory=lambda: SampleHistory(DEFAULT_HISTORY))
     #: the last :data:`RECENT_PROGRESS` progress events in full (sources' offsets and metrics:
     #: what real-time mode is recognised from, see :mod:`streamwatch.analysis.realtime`)
     recent: deque[QueryProgress] = field(default_factory=lambda: deque(maxlen=RECENT_PROGRESS))
@@ -138,12 +116,12 @@ class QueryBoard:
 
     def _add(self, name: str) -> QueryRow:
         """A new row; when the budget's share shrinks, every row keeps only its newest samples."""
-        row = QueryRow(name, history=deque(maxlen=self.history))
+        row = QueryRow(name, history=SampleHistory(self.history))
         self.rows[name] = row
         keep = self.per_query
         for r in self.rows.values():
             if r.history.maxlen != keep:
-                r.history = deque(r.history, maxlen=keep)
+                r.history = r.history.resized(keep)
         return row
 
     def name_of(self, query_id: str) -> str | None:

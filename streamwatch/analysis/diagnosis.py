@@ -89,7 +89,7 @@ def diagnose(
         return Diagnosis("starting", "starting")
     if real_time:
         return _diagnose_real_time(row, trigger_ms)
-    samples: list[Sample] = list(row.history)[-recent:]
+    samples: list[Sample] = row.history[-recent:]
     busy = [s for s in samples if s.num_input_rows > 0]
     if busy:
         inp = _mean(s.input_rps for s in busy)

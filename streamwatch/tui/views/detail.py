@@ -5,7 +5,7 @@ request, the exception Spark still reported, marked as a stop)."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
-from streamwatch.analysis.board import OPERATIONS, Sample
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.samples import OPERATIONS, SampleHistory
 from streamwatch.tui.charts import StackedBars, TimelineChart
 from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
@@ -53,11 +53,11 @@ class DetailView(ModelView, VerticalScroll):
         yield kafka
         yield Static("", id="detail-sink")
 
-    def draw_charts(self, history: Sequence[Sample], width: int) -> None:
+    def draw_charts(self, history: SampleHistory, width: int) -> None:
         """The charts of the newest samples that fit ``width`` columns; the watermark-gap,
         state and offsets-behind-latest charts only for a query that has a watermark / state
         operators / a Kafka source."""
-        hist = list(history)[-max(16, 2 * width):]
+        hist = history[-max(16, 2 * width):]
         times = [s.timestamp_ms for s in hist]
         self.query_one("#chart-rates", TimelineChart).set_series([
             ("input", times, [s.input_rps for s in hist], 33),
