@@ -11,7 +11,8 @@ history bound is reached. Defaults follow the issue: 200 events/s, 100,000 event
 second is replayed at speed (``ReplayBackend``, speed 1) into the real app; each round runs in
 a fresh process and measures render lag (emit → rendered) p99, RSS over the run, and the
 key response of ``/`` + ``q05`` (the query table shows the 10 matching queries) and ``enter``
-(the selected query's detail tab is shown), keys posted as the terminal driver posts them.
+(the detail tab is active and drawn for the highlighted query), each until the screen has then
+been painted (what the user sees), keys posted as the terminal driver posts them.
 The named alternative is the same dashboard redrawing on every event
 (``render_interval_s = 0``, no frame coalescing); the two alternate for ``--rounds`` rounds
 and the ratios (alternative / dashboard) are printed as median and min. Targets: lag p99
@@ -194,6 +195,18 @@ async def _until(predicate, timeout_s: float = 120.0) -> float:
     return time.monotonic() - t0
 
 
+async def _painted(app, predicate, timeout_s: float = 120.0) -> float:
+    """Seconds until ``predicate()`` holds and then the screen has been painted (a
+    ``call_after_refresh`` callback ran: every message queued before it was handled and the
+    compositor drew the screen) — what the user sees, not only the app's state."""
+    t0 = time.monotonic()
+    await _until(predicate, timeout_s)
+    painted = asyncio.Event()
+    app.call_after_refresh(painted.set)
+    await asyncio.wait_for(painted.wait(), timeout_s)
+    return time.monotonic() - t0
+
+
 def _post_keys(app, *keys: str) -> None:
     """Keys as the terminal driver delivers them: ``Key`` messages posted to the app."""
     from textual import events
@@ -216,10 +229,12 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
     app.lag_samples = array("d")
     slash: list[float] = []
     enter: list[float] = []
+    charts: list[float] = []  # enter until every visible chart of the query is drawn
     rss: list[tuple[float, float]] = []
     cpu0 = time.process_time()
     async with app.run_test(size=(160, 50)) as pilot:
         table = app.query_one("#query-table")
+        detail = app.query_one("#detail-view")
         t_start = time.monotonic()
         await _until(lambda: len(app.lag_samples) > 0, 60)
         next_key = time.monotonic() + 3.0
@@ -234,15 +249,18 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
                 # '/' then 'q05': the table shows q050…q059
                 t0 = time.monotonic()
                 _post_keys(app, "slash", "q", "0", "5")
-                await _until(lambda: table.row_count == 10)
+                await _painted(app, lambda: table.row_count == 10)
                 slash.append(time.monotonic() - t0)
                 _post_keys(app, "escape")
                 await _until(lambda: table.row_count == 100 and app.focused is table)
-                # enter on the highlighted query: its detail tab
+                # enter on the highlighted query: its detail tab, drawn for that query, painted
+                name = table.cursor_key()
                 t0 = time.monotonic()
                 _post_keys(app, "enter")
-                await _until(lambda: app.active_tab == "detail")
+                await _painted(app, lambda: app.active_tab == "detail" and detail.shown == name)
                 enter.append(time.monotonic() - t0)
+                await _painted(app, lambda: not getattr(detail, "charts_pending", False))
+                charts.append(time.monotonic() - t0)
                 _post_keys(app, "1")
                 await _until(lambda: app.active_tab == "queries" and app.focused is table)
                 next_key = time.monotonic() + (10.0 if soak else 1.5)
@@ -256,6 +274,7 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
         "variant": variant, "events": backend.emitted, "wall_s": wall, "rate": backend.emitted / wall,
         "lag_p50_ms": pct(lags, 50) * 1000, "lag_p99_ms": pct(lags, 99) * 1000, "lag_max_ms": max(lags) * 1000,
         "slash_ms": [x * 1000 for x in slash], "enter_ms": [x * 1000 for x in enter],
+        "charts_ms": [x * 1000 for x in charts],
         "cpu_s": time.process_time() - cpu0, "rss": rss,
     }
 

@@ -9,7 +9,9 @@ controls — runs in thread workers that post typed messages (what they read:
 
 :class:`StreamwatchApp` ingests messages, runs the workers and navigates; the
 :class:`~streamwatch.tui.screen.DashboardScreen` owns the layout, the redraw timers and the
-command line, and each tab is a view that draws itself from the model (``show(model)``).
+command line, and each tab is a view that draws itself from the model (``show(model)``) and
+handles its own rows' selection, calling back into the app (``open_query``,
+``highlight_query``, ``read_journey``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from textual import on, work
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
-from textual.widgets import DataTable, TabbedContent
+from textual.widgets import TabbedContent
 
-from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
@@ -42,7 +43,6 @@ from streamwatch.tui.help import HelpScreen
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
-from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.feeds import LandingView, ResultsView, event_line
 from streamwatch.tui.views.queries import QueriesView
 
@@ -116,11 +116,6 @@ class StreamwatchApp(App[None]):
         return self.dashboard
 
     @property
-    def _main(self) -> DashboardScreen:
-        """The dashboard screen (queries keep working while help is open)."""
-        return self.dashboard
-
-    @property
     def active_tab(self) -> str:
         return self.dashboard.active_tab
 
@@ -132,12 +127,6 @@ class StreamwatchApp(App[None]):
         if self._watch_landing:
             self._start_watcher()
         self.start_backend()
-
-    def _session_text(self) -> str:
-        from rich.markup import escape
-
-        pause = "[b reverse] PAUSED [/] " if self.paused else ""
-        return pause + escape(fmt.session_line(self.model.session_info, replay=self.plan.trigger == "replay"))
 
     def set_status(self, text: str, level: str = "info") -> None:
         self.dashboard.set_status(text, level)
@@ -248,18 +237,13 @@ class StreamwatchApp(App[None]):
             m.pipeline = obj
         elif isinstance(obj, (SessionInfo, RecordedSession)):
             m.session_info = obj
-            self.dashboard.draw(self.render_session)
+            self.dashboard.draw(self.dashboard.render_session)
         elif isinstance(obj, RuntimeNotice):
             m.notices.append(obj)
             m.log(event_line(obj, ""))
             self.set_status(obj.message, obj.level)
             if obj.level == "error":
                 self.notify(obj.message, severity="error", timeout=10)
-
-    def render_session(self) -> None:
-        from textual.widgets import Static
-
-        self.dashboard.query_one("#session", Static).update(self._session_text())
 
     # -- checkpoints -------------------------------------------------------------------------------
     def on_checkpoints_read(self, message: CheckpointsRead) -> None:
@@ -280,11 +264,6 @@ class StreamwatchApp(App[None]):
         if self.dashboard.drawable:
             view = self.dashboard.query_one("#landing-view", LandingView)
             self.dashboard.draw(lambda: view.show_journey(message), "the journey")
-
-    @on(DataTable.RowSelected, "#landing-table")
-    def _landed_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key is not None and event.row_key.value:
-            self.read_journey(str(event.row_key.value).rsplit("@", 1)[0])
 
     # -- results -------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="results")
@@ -309,10 +288,10 @@ class StreamwatchApp(App[None]):
         else:
             self.render_now()
 
-    @on(DataTable.RowHighlighted, "#query-table")
-    def _query_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value in self.board.rows:
-            self.selected = str(event.row_key.value)
+    def highlight_query(self, name: str) -> None:
+        """The queries table's cursor moved onto ``name``: it becomes the selected query."""
+        if name in self.board.rows:
+            self.selected = name
 
     def open_query(self, name: str) -> None:
         """Show query ``name`` in the detail tab (enter in the queries view, which calls this
@@ -324,22 +303,13 @@ class StreamwatchApp(App[None]):
     def action_open_selected(self) -> None:
         """enter on the queries table, answered as the app reads the key (a priority binding)
         instead of after the key and the table's ``RowSelected`` each waited in the table's
-        queue behind repaints (enter p99 ~200 ms at 200 events/s, ``bench/tui_bench.py
-        --hundred``). While a message is still queued for the table or its screen (an
-        earlier arrow key on its way) enter takes its turn behind it (the table's own enter),
-        so keys are never answered out of order."""
+        queue behind repaints (``bench/tui_bench.py --hundred``). While a message is still
+        queued for the table or its screen (an earlier arrow key on its way) enter takes its
+        turn behind it (the table's own enter), so keys are never answered out of order."""
         table = self.focused
         if not isinstance(table, QueriesView) or table.message_queue_size or self.screen.message_queue_size:
             raise SkipAction()
-        name = table.cursor_key()
-        if name is not None:
-            self.open_query(name)
-
-    @on(DataTable.RowSelected, "#cp-batches")
-    def _batch_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key is not None and str(event.row_key.value).isdigit():
-            self.dashboard.query_one("#checkpoint-view", CheckpointView).open_batch(
-                self.model.checkpoints.get(self.selected or ""), int(str(event.row_key.value)))
+        table.open_highlighted()
 
     def action_tab(self, tab: str) -> None:
         self.dashboard.query_one("#tabs", TabbedContent).active = tab
@@ -350,7 +320,7 @@ class StreamwatchApp(App[None]):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.dashboard.draw(self.render_session)
+        self.dashboard.draw(self.dashboard.render_session)
         if self.paused:
             self.set_status("display paused — events are still recorded; p resumes", "warning")
         else:

@@ -15,11 +15,14 @@ reach the watermark-gap chart's scale.
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
@@ -65,24 +68,62 @@ def id_ticks(ids: Sequence[int], width: int) -> list[int]:
     return picked
 
 
+#: screens on which a plot was built during the paint under way (at most one per paint)
+_BUILT_IN_PAINT: weakref.WeakSet[Screen] = weakref.WeakSet()
+
+
 class ChartPlot(PlotextPlot):
     """A plotext plot that asks its chart to draw into it at render time, at its laid-out size
-    (so ticks and the number of points follow the width)."""
+    (so ticks and the number of points follow the width).
+
+    Building a plot costs ~45 ms (plotext), so one paint builds at most one plot: a plot due
+    while another was built in the same paint shows what it showed before (nothing after
+    :meth:`forget`, and not in the paint right after it) and is built in a following paint,
+    and keys typed meanwhile are answered between the two paints instead of after four plots
+    (the detail tab shown by enter, ``bench/tui_bench.py --hundred``). ``pending`` is True
+    while this plot waits its turn."""
 
     DEFAULT_CSS = "ChartPlot { height: 1fr; width: 1fr; }"
 
     def __init__(self, draw: Callable[[Plot, int], None], **kw: str) -> None:
         super().__init__(**kw)
         self._draw = draw
+        self._shown: RenderResult = ""
+        self._fresh = False
+        self.pending = False
+
+    @property
+    def blank(self) -> bool:
+        """Nothing built to show yet (or forgotten since)."""
+        return self._shown == ""
+
+    def forget(self) -> None:
+        """Drop what the plot showed (it shows another query now): blank until rebuilt, which
+        is not in the first paint (the one showing the new query's text and tables)."""
+        self._shown = ""
+        self._fresh = True
+        self.refresh()
 
     def render(self) -> RenderResult:
         width, height = self.size
         if width < MIN_PLOT[0] or height < MIN_PLOT[1]:
             return ""
+        screen = self.screen
+        if screen in _BUILT_IN_PAINT or self._fresh:  # another plot was built in this paint: the next one
+            self._fresh = False
+            self.pending = True
+            self.call_after_refresh(self.refresh)
+            return self._shown
+        _BUILT_IN_PAINT.add(screen)
+        # a paint is one step of the event loop (no awaits in the compositor): the next step
+        # ends it, before any deferred plot's refresh can start another paint
+        asyncio.get_running_loop().call_soon(_BUILT_IN_PAINT.discard, screen)
+        self.pending = False
         self.plt.clear_data()
         self.plt.clear_figure()
         self._draw(self.plt, width)
-        return super().render()
+        self._shown = super().render()
+        return self._shown
 
 
 class Chart(Vertical):
@@ -104,6 +145,16 @@ class Chart(Vertical):
 
     def draw_plot(self, plt: Plot, width: int) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def forget(self) -> None:
+        """The chart shows another subject (query) now: its old plot is not shown meanwhile."""
+        if self.is_mounted:
+            self.query_one(ChartPlot).forget()
+
+    @property
+    def pending(self) -> bool:
+        """The plot waits for a paint to be built in (see :class:`ChartPlot`)."""
+        return self.is_mounted and self.query_one(ChartPlot).pending
 
     def changed(self, legend: Text) -> None:
         """What the chart shows changed: redraw the plot, rewrite the legend."""

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from rich.markup import escape
 from rich.text import Text
 from textual import messages
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane
 
+from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.tui.commandline import CommandLine
+from streamwatch.tui.footer import SteadyFooter
 from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
@@ -73,16 +76,17 @@ class DashboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(self.owner._session_text(), id="session")
+        yield Static(self.session_text(), id="session")
         with DashboardTabs(initial="queries", id="tabs"):
             with TabPane("1 Queries", id="queries"):
-                yield QueriesView(opened=self.owner.open_query, id="query-table", zebra_stripes=True)
+                yield QueriesView(opened=self.owner.open_query, highlighted=self.owner.highlight_query, id="query-table",
+                                  zebra_stripes=True)
             with TabPane("2 Detail", id="detail"):
                 yield DetailView(id="detail-view")
             with TabPane("3 Checkpoint", id="checkpoint"):
                 yield CheckpointView(id="checkpoint-view")
             with TabPane("4 Landing", id="landing"):
-                yield LandingView(id="landing-view")
+                yield LandingView(opened=self.owner.read_journey, id="landing-view")
             with TabPane("5 Events", id="events"):
                 yield EventsView(id="event-table")
             with TabPane("6 Results", id="results"):
@@ -91,7 +95,7 @@ class DashboardScreen(Screen[None]):
                 yield PipelineView(id="pipeline-view")
         yield CommandLine(lambda: list(self.owner.model.board.rows))
         yield Static("starting…", id="status")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         app = self.owner
@@ -141,6 +145,15 @@ class DashboardScreen(Screen[None]):
             self.log.error(f"display error in {name}: {e!r}")
             self.set_status(f"display error in {name}: {e}", "error")
             return False
+
+    def session_text(self) -> str:
+        """The session line (markup): paused, Spark master, executors, UI address."""
+        pause = "[b reverse] PAUSED [/] " if self.owner.paused else ""
+        info = self.owner.model.session_info
+        return pause + escape(fmt.session_line(info, replay=self.owner.plan.trigger == "replay"))
+
+    def render_session(self) -> None:
+        self.query_one("#session", Static).update(self.session_text())
 
     def set_status(self, text: str, level: str = "info") -> None:
         """Show one line in the status bar (nothing once torn down; never raises)."""
@@ -211,8 +224,11 @@ class DashboardScreen(Screen[None]):
         self.close_line(cancel=True)
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        """The ``/`` line's text filters as it is typed — once for keys typed together: a
+        change the line has already moved past (its value is newer) is skipped, the change
+        carrying the current value follows."""
         line = self.query_one("#cmdline", CommandLine)
-        if event.input is line and line.mode == "filter" and line.display:
+        if event.input is line and line.mode == "filter" and line.display and event.value == line.value:
             self.set_filter(event.value.strip())
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

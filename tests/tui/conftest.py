@@ -198,7 +198,7 @@ def run_app(app, scenario, size=(120, 40)) -> None:
 
 def cell(app, table_id: str, row: str, col: str) -> str:
     """The text of one cell (row key, column key) of the table ``table_id`` in the main view."""
-    return str(app._main.query_one(table_id).get_cell(row, col))
+    return str(app.dashboard.query_one(table_id).get_cell(row, col))
 
 
 async def drawn(pilot, app) -> None:

@@ -41,7 +41,7 @@ def test_filter_and_help_commands(make_app):
 
     async def scenario(pilot):
         await command(pilot, "filter gold")
-        table = app._main.query_one("#query-table")
+        table = app.dashboard.query_one("#query-table")
         await wait_for(pilot, lambda: table.row_count == 1, "the filter to leave one query")
         assert str(table.get_row_at(0)[0]).endswith("flights_gold")
         await command(pilot, "help")

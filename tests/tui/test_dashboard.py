@@ -182,11 +182,11 @@ def test_header_shows_cluster_master_and_executor_count(make_app):
     app = make_app()
 
     async def scenario(pilot):
-        assert "local[2] ·" in app._session_text()  # no executor count known: none shown
+        assert "local[2] ·" in app.dashboard.session_text()  # no executor count known: none shown
         app.emit(SessionInfo("4.2.0", "spark://127.0.0.1:7077", "http://127.0.0.1:4040", "parquet",
                              "recorded run", executors=2))
-        await wait_for(pilot, lambda: "executors" in app._session_text(), "the new session info", 10)
-        assert "spark://127.0.0.1:7077 (2 executors) · UI http://127.0.0.1:4040" in app._session_text()
+        await wait_for(pilot, lambda: "executors" in app.dashboard.session_text(), "the new session info", 10)
+        assert "spark://127.0.0.1:7077 (2 executors) · UI http://127.0.0.1:4040" in app.dashboard.session_text()
 
     run(app, scenario)
 
@@ -227,7 +227,7 @@ def test_kafka_consumer_lag_in_the_backlog_column_and_the_detail_tab(recorded):
         app.selected = "flights_silver"
         await pilot.press("2")
         await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
-        text = lambda: str(app._main.query_one("#detail-kafka").render())  # noqa: E731
+        text = lambda: str(app.dashboard.query_one("#detail-kafka").render())  # noqa: E731
         await wait_for(pilot, lambda: "Kafka consumer lag 37 records" in text(), "the lag in the detail tab")
         assert "clicks-0: committed 100 · latest 130 · earliest 0 · lag 30" in text()
         assert "clicks-1: committed 5" in text() and "DATA LOST" in text()

@@ -124,7 +124,7 @@ def test_header_shows_local_cores(make_app):
         app.emit(SessionInfo("4.2.0", "local[*]", None, "parquet", "recorded run", executors=0, local_cores=2))
         await wait_for(pilot, lambda: "cores" in str(app.query_one("#session").render()), "the new session info")
         assert "Spark 4.2.0 on local[2 cores] · UI off" in str(app.query_one("#session").render())
-        assert "executor" not in app._session_text()
+        assert "executor" not in app.dashboard.session_text()
 
     run(app, scenario)
 

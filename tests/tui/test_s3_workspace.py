@@ -130,7 +130,7 @@ def test_dashboard_checkpoint_tab_shows_the_s3_batches(s3_flights, s3_server):
             assert not app.model.cp_errors.get("flights_gold"), app.model.cp_errors
             app.selected = "flights_gold"
             await pilot.press("3")
-            table = app._main.query_one("#cp-batches")
+            table = app.dashboard.query_one("#cp-batches")
             await wait_for(pilot, lambda: table.row_count == len(batches["gold"]), "gold's batch timeline")
             ids = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
             last = str(batches["gold"][-1])

@@ -67,3 +67,65 @@ def test_late_news_of_a_focus_given_before_a_tab_switch_does_not_switch_back(mak
         await wait_for(pilot, lambda: app.active_tab == "checkpoint", "the checkpoint tab")
 
     run_app(app, scenario)
+
+
+def test_footer_is_rebuilt_only_when_the_keys_it_shows_change(make_app):
+    """A tab switch moves the focus but leaves the shown keys: the footer keeps its widgets
+    (no rebuild, no full-screen layout). Opening the ``/`` line hides ``/`` and ``:`` (plain
+    characters there): the footer is rebuilt without them, and again with them on escape."""
+    from streamwatch.tui.footer import SteadyFooter
+
+    app = make_app()
+
+    async def scenario(pilot):
+        footer = app.query_one(SteadyFooter)
+        table = app.query_one("#query-table", QueriesView)
+
+        def shown() -> list[str]:
+            return [str(getattr(k, "key", "")) for k in footer.children]
+
+        before = list(footer.children)
+        assert "slash" in shown() and "colon" in shown()
+        post(app, "3")
+        await wait_for(pilot, lambda: app.focused is app.query_one("#cp-batches"), "the checkpoint tab's focus")
+        await drawn(pilot, app)
+        assert list(footer.children) == before  # the very same key widgets
+        post(app, "1")
+        await wait_for(pilot, lambda: app.focused is table, "the queries tab's focus")
+        await drawn(pilot, app)
+        assert list(footer.children) == before
+        post(app, "slash")
+        await wait_for(pilot, lambda: "slash" not in shown(), "the footer without /")
+        assert "colon" not in shown()
+        post(app, "escape")
+        await wait_for(pilot, lambda: "slash" in shown() and app.focused is table, "the footer with / again")
+        await drawn(pilot, app)
+
+    run_app(app, scenario)
+
+
+def test_detail_charts_are_built_one_per_paint_and_all_of_them(make_app):
+    """enter shows the query's text and tables first, its charts follow one per paint (no
+    paint builds two plots); once the screen settles every visible chart is built for the
+    newly shown query and none is left waiting — for the second query opened too."""
+    from streamwatch.tui.charts import ChartPlot
+    from streamwatch.tui.views.detail import DetailView
+
+    app = make_app()
+
+    async def scenario(pilot):
+        detail = app.query_one(DetailView)
+        for key, name in (("down", "flights_silver"), ("down", "flights_gold")):
+            post(app, "1")
+            await wait_for(pilot, lambda: app.active_tab == "queries", "the queries tab")
+            await drawn(pilot, app)
+            post(app, key, "enter")
+            await wait_for(pilot, lambda: detail.shown == name and app.active_tab == "detail", f"{name}'s detail")
+            await drawn(pilot, app)
+            assert not detail.charts_pending
+            plots = [p for p in detail.query(ChartPlot) if p.region.height]  # laid out on screen
+            assert plots
+            for plot in plots:
+                assert not plot.pending and not plot.blank  # built for this query
+
+    run_app(app, scenario, size=(120, 60))

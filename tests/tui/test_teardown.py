@@ -38,9 +38,9 @@ def test_no_render_after_the_dashboard_is_torn_down(make_app):
     async def main():
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot, app)
-            await app._main.mount(SlowUnmount(app))
+            await app.dashboard.mount(SlowUnmount(app))
             await pilot.press("question_mark")  # the help screen on top, as in the CI failure
-            await wait_for(pilot, lambda: app.screen is not app._main, "the help screen")
+            await wait_for(pilot, lambda: app.screen is not app.dashboard, "the help screen")
     asyncio.run(main())
     assert app._exception is None, f"the dashboard raised during teardown: {app._exception!r}"
     assert app.return_code in (0, None)
@@ -59,7 +59,7 @@ def test_a_failed_render_is_shown_in_the_status_line_not_raised(make_app):
             app.board.apply = broken
             p = app.board.rows["flights_bronze"].last_progress
             app.emit(QueryProgress.from_dict({**p.to_dict(), "batchId": 78}))
-            status = app._main.query_one("#status")
+            status = app.dashboard.query_one("#status")
             await wait_for(pilot, lambda: "bad cell" in str(status.render()), "the error in the status line")
             app.board.apply = board_apply
             assert app.is_running

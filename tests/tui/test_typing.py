@@ -48,10 +48,10 @@ def test_colon_over_the_help_screen_does_not_open_the_line(make_app):
 
     async def scenario(pilot):
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: app.screen is not app._main, "the help screen")
+        await wait_for(pilot, lambda: app.screen is not app.dashboard, "the help screen")
         await pilot.press("colon")
         await drawn(pilot, app)  # the key handled and the screen settled
-        assert not app._main.query_one("#cmdline").display
+        assert not app.dashboard.query_one("#cmdline").display
 
     run_app(app, scenario)
 

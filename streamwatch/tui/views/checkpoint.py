@@ -10,7 +10,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
@@ -134,6 +134,12 @@ class CheckpointView(FilteredView, Vertical):
             rows.append((str(r.batch_id), tuple(Text(c, style=style) if style else c for c in cells)))
         table.sync(rows)
         table.border_title = f"batches ({len(timeline):,})"
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """enter on a batch: its offsets and files (of the model's selected query)."""
+        if self.model is not None and event.row_key is not None and str(event.row_key.value).isdigit():
+            event.stop()
+            self.open_batch(self.model.checkpoints.get(self.model.selected or ""), int(str(event.row_key.value)))
 
     def open_batch(self, cp: Any, batch_id: int) -> None:
         box = self.query_one("#cp-batch", Static)

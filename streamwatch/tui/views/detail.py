@@ -15,7 +15,7 @@ from textual.widgets import Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.samples import OPERATIONS, SampleHistory
-from streamwatch.tui.charts import StackedBars, TimelineChart
+from streamwatch.tui.charts import Chart, StackedBars, TimelineChart
 from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
 
@@ -24,7 +24,14 @@ SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows
 
 
 class DetailView(ModelView, VerticalScroll):
-    """Everything about the model's selected query (``show(model)``)."""
+    """Everything about the model's selected query (``show(model)``); ``shown`` is the name of
+    the query it last drew (None before the first)."""
+
+    shown: str | None = None
+
+    def __init__(self, **kw: str) -> None:
+        super().__init__(**kw)
+        self._texts: dict[str, str | Text] = {}  # what each Static shows (see _put)
 
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
@@ -91,7 +98,7 @@ class DetailView(ModelView, VerticalScroll):
         head = self.query_one("#detail-head", Static)
         row = model.selected_row
         if row is None:
-            head.update("select a query in the queries view (enter)")
+            self._put(head, "select a query in the queries view (enter)")
             return
         diagnosis = model.diagnoses.get(row.name)
         trigger = model.trigger_label(row.name) if model.real_time(row.name) else model.trigger_of(row.name)
@@ -111,19 +118,22 @@ class DetailView(ModelView, VerticalScroll):
             t.append(f"\n{row.status}: {row.note}", style="cyan" if row.status == "queued" else "yellow")
         if row.query_id:
             t.append(f"\nid {row.query_id} · run {row.run_id}", style="dim")
-        head.update(t)
+        self._put(head, t)
         failure = self.query_one("#detail-failure", Static)
         if row.status == "failed":
             batch = f"failing batch {row.failed_batch_id}" if row.failed_batch_id is not None else "failed"
             cls = f" [{row.error_class}]" if row.error_class else ""
-            failure.update(Text(f"{batch}{cls}\n{(row.exception or '').strip()[:2000]}"))
+            self._put(failure, Text(f"{batch}{cls}\n{(row.exception or '').strip()[:2000]}"))
             failure.display = True
         elif row.status == "stopped" and row.stop_requested and row.exception:
-            failure.update(Text(fmt.stopped(row.exception), style="yellow"))
+            self._put(failure, Text(fmt.stopped(row.exception), style="yellow"))
             failure.display = True
         else:
-            failure.update("")
+            self._put(failure, "")
             failure.display = False
+        if row.name != self.shown:  # another query: its charts, not the last one's, or blank
+            for chart in self.query(Chart):
+                chart.forget()
         self.draw_charts(row.history, width)
         p = row.last_progress
         ops = self.query_one("#operators", SyncTable)
@@ -143,14 +153,27 @@ class DetailView(ModelView, VerticalScroll):
             for i, s in enumerate(p.sources if p else ())
         ])
         kafka = self.query_one("#detail-kafka", Static)
-        kafka.update(kafka_lag_text(model.kafka_lag.get(row.name)))
+        self._put(kafka, kafka_lag_text(model.kafka_lag.get(row.name)))
         kafka.display = row.name in model.kafka_lag
         sink = self.query_one("#detail-sink", Static)
         if p and p.sink:
             rows_out = "unknown" if p.sink.num_output_rows < 0 else f"{p.sink.num_output_rows:,}"
-            sink.update(Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
+            self._put(sink, Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
         else:
-            sink.update("sink: no batch yet")
+            self._put(sink, "sink: no batch yet")
+        self.shown = row.name
+
+    def _put(self, box: Static, content: str | Text) -> None:
+        """``box.update(content)`` unless it shows that already: an update lays out the whole
+        screen again (Textual), and most of the detail's text is unchanged from frame to frame."""
+        if self._texts.get(box.id or "") != content:
+            self._texts[box.id or ""] = content
+            box.update(content)
+
+    @property
+    def charts_pending(self) -> bool:
+        """Some chart of the shown query is still to be built (one is built per paint)."""
+        return any(chart.pending for chart in self.query(Chart))
 
 
 def kafka_lag_text(lag) -> Text:

@@ -4,7 +4,7 @@ current rows of a query's table."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -64,6 +64,16 @@ class LandingView(FilteredView, Vertical):
 
     DEFAULT_CSS = ("LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; } "
                    "#journey { max-height: 12; border-top: solid $primary-background; }")
+
+    def __init__(self, opened: Callable[[str], None] | None = None, **kw: Any) -> None:
+        """``opened(path)`` is called when a landed file's row is selected (enter, click)."""
+        super().__init__(**kw)
+        self._opened = opened
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if self._opened is not None and event.row_key is not None and event.row_key.value:
+            event.stop()
+            self._opened(str(event.row_key.value).rsplit("@", 1)[0])
 
     def compose(self) -> ComposeResult:
         yield Static("backlog: -", id="backlog")

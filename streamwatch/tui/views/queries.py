@@ -27,11 +27,14 @@ STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active"
 
 class QueriesView(FilteredView, SyncTable):
     """The overview table; ``show(model)`` redraws it, setting ``needle`` filters it;
-    ``opened(name)`` is called when a query's row is selected (enter, click)."""
+    ``highlighted(name)`` is called when the cursor moves onto a query's row, ``opened(name)``
+    when a query's row is selected (enter, click) or :meth:`open_highlighted` is called."""
 
-    def __init__(self, opened: Callable[[str], None] | None = None, **kw: object) -> None:
+    def __init__(self, opened: Callable[[str], None] | None = None,
+                 highlighted: Callable[[str], None] | None = None, **kw: object) -> None:
         super().__init__(QUERY_COLUMNS, **kw)
         self._opened = opened
+        self._highlighted = highlighted
         self._title = ""
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -40,6 +43,20 @@ class QueriesView(FilteredView, SyncTable):
         if self._opened is not None and event.row_key is not None and event.row_key.value is not None:
             event.stop()
             self._opened(str(event.row_key.value))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor's query becomes the selected one (handled here, like a selection)."""
+        if self._highlighted is not None and event.row_key is not None and event.row_key.value is not None:
+            event.stop()
+            self._highlighted(str(event.row_key.value))
+
+    def open_highlighted(self) -> bool:
+        """Open the query under the cursor now (as enter would); False when there is none."""
+        name = self.cursor_key()
+        if name is None or self._opened is None:
+            return False
+        self._opened(name)
+        return True
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()
