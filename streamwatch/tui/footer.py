@@ -14,7 +14,14 @@ class SteadyFooter(Footer):
     full-screen layout (~30 ms with 100 queries, ``bench/tui_bench.py --hundred``) that keys
     typed meanwhile waited behind. Here the footer is rebuilt only when what it shows — each
     shown binding's key, label, action, enabled state and tooltip — differs from what it
-    last showed."""
+    last showed.
+
+    Each rebuild also left the removed keys alive: Textual binds every key to the footer's
+    ``compact`` reactive (``data_bind``) and drops a closed key's watcher only when ``compact``
+    changes (textual#6666), which on the dashboard is never — ~10 widgets kept a rebuild,
+    several MiB an hour of keys pressed. Before each rebuild the watchers are run once with
+    the current value (``mutate_reactive``), which drops the closed keys' ones: what stays
+    alive is the keys shown and, until the next rebuild, the previous ones."""
 
     _shown: tuple | None = None
 
@@ -27,4 +34,5 @@ class SteadyFooter(Footer):
             if shown == self._shown:
                 return
             self._shown = shown
+        self.mutate_reactive(Footer.compact)
         super().bindings_changed(screen)
