@@ -13,18 +13,15 @@ a fresh process and measures render lag (emit → rendered) p99, RSS over the ru
 key response of ``/`` + ``q05`` (the query table shows the 10 matching queries) and ``enter``
 (the detail tab is active and drawn for the highlighted query: its text and tables; its charts
 follow one per paint, ``enter→charts`` is until the last visible one is built), each until the
-screen has then been painted (what the user sees), keys posted as the terminal driver posts
-them.
+screen has then been painted, keys posted as the terminal driver posts them.
 The named alternative is the same dashboard redrawing on every event
 (``render_interval_s = 0``, no frame coalescing); the two alternate for ``--rounds`` rounds
 and the ratios (alternative / dashboard) are printed as median and min. Targets: lag p99
 < 250 ms, key response < 100 ms, RSS flat. ``--minutes N`` adds one N-minute soak of the
 dashboard alone (``--minutes 30`` is the issue's soak): render lag p50/p99, ``/`` and
 ``enter`` p50/p99 (probed every 10 s), RSS at the start (after 3 s), per minute and at the
-end. Every run prints the load average (``/proc/loadavg``) before and after: on a shared
-machine the wall-clock numbers are only as good as the CPU the app got, so CPU per event is
-printed too.
-"""
+end. Every run prints the load average before and after (on a shared machine wall-clock
+numbers are only as good as the CPU the app got) and the CPU per event."""
 
 from __future__ import annotations
 
@@ -41,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from streamwatch.analysis.board import QueryBoard  # noqa: E402
+from streamwatch.backends.base import Backend  # noqa: E402
 from streamwatch.model.events import QueryProgress  # noqa: E402
 from streamwatch.model.runtime import QueryPlan, RunPlan  # noqa: E402
 
@@ -69,7 +67,7 @@ def progress(i: int) -> QueryProgress:
     })
 
 
-class FloodBackend:
+class FloodBackend(Backend):
     """Emits ``events`` progress events at ``rate`` per second from the worker thread."""
 
     def __init__(self, events: int, rate: float) -> None:
@@ -97,10 +95,8 @@ class FloodBackend:
 
 
 def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
     values = sorted(values)
-    return values[min(len(values) - 1, int(p / 100 * len(values)))]
+    return values[min(len(values) - 1, int(p / 100 * len(values)))] if values else float("nan")
 
 
 async def run_app(events: int, rate: float, history: int) -> None:
@@ -198,9 +194,8 @@ async def _until(predicate, timeout_s: float = 120.0) -> float:
 
 
 async def _painted(app, predicate, timeout_s: float = 120.0) -> float:
-    """Seconds until ``predicate()`` holds and then the screen has been painted (a
-    ``call_after_refresh`` callback ran: every message queued before it was handled and the
-    compositor drew the screen) — what the user sees, not only the app's state."""
+    """Seconds until ``predicate()`` holds and then the screen was painted (a ``call_after_refresh``
+    callback ran: what the user sees, not only the app's state)."""
     t0 = time.monotonic()
     await _until(predicate, timeout_s)
     painted = asyncio.Event()
@@ -261,7 +256,7 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
                 _post_keys(app, "enter")
                 await _painted(app, lambda: app.active_tab == "detail" and detail.shown == name)
                 enter.append(time.monotonic() - t0)
-                await _painted(app, lambda: not getattr(detail, "charts_pending", False))
+                await _painted(app, lambda: not detail.charts_pending)
                 charts.append(time.monotonic() - t0)
                 _post_keys(app, "1")
                 await _until(lambda: app.active_tab == "queries" and app.focused is table)
