@@ -19,13 +19,22 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 def spark_session(tmp_path_factory):
     """The test run's only SparkSession (~6 s to start) and its SessionInfo: local[2], UI off,
     JVM output in a log file under the session's temp folder; Delta Lake and the Kafka
-    connector loaded when `make jars` resolved them (else Parquet, as without Maven)."""
+    connector loaded when `make jars` resolved them (else Parquet, as without Maven).
+
+    Spark's background state store maintenance (every ``maintenanceInterval``, 60 s) is off
+    in practice (24 h): a test that needs maintenance asks for it at each commit
+    (``stateStore.unloadOnCommit``, see tests/ops/test_ops_retention.py), so no snapshot is
+    written after a test's query stopped, and ``StateStore.stop()`` (tests/helpers/
+    state_queries.py) never waits on in-flight maintenance: that wait deadlocks in Spark 4.2
+    (``stop`` holds the loaded-providers lock the maintenance task needs) until Spark's
+    300 s + 60 s shutdown timeouts."""
     pytest.importorskip("pyspark")
     from streamwatch.spark.session import SessionConfig, create_session
 
     ws = tmp_path_factory.mktemp("spark-session")
     session, info = create_session(
-        SessionConfig(workspace=ws, master="local[2]", ui=False, shuffle_partitions=2)
+        SessionConfig(workspace=ws, master="local[2]", ui=False, shuffle_partitions=2,
+                      conf={"spark.sql.streaming.stateStore.maintenanceInterval": "24h"})
     )
     yield session, info
     session.stop()

@@ -70,9 +70,9 @@ def run(df, checkpoint: Path, mode: str = "update") -> Path:
     q.awaitTermination(300)
     if q.exception() is not None:
         raise RuntimeError(str(q.exception()))
-    # Spark's state store maintenance thread keeps the query's stores loaded and may write a
-    # snapshot after the query stopped: unload them (StateStore.stop stops the maintenance
-    # task) so the checkpoint is final before a test guards it as read-only.
+    # Unload the query's state stores (Spark keeps them loaded after the query stopped) so the
+    # checkpoint is final before a test guards it as read-only. The test session runs no
+    # background maintenance (tests/conftest.py), so stop() has no maintenance to wait for.
     df.sparkSession._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
     return checkpoint
 
