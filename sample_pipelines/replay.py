@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+# numpy/pandas are imported where data is made: reading a pipeline's definition (its
+# layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def write_atomically(final: Path, text: str) -> Path:
@@ -52,6 +56,7 @@ class IntervalReplay:
         """The interval start of the newest file already in ``directory`` (None: none yet).
         Names that do not follow ``name_format`` (a user's ``flights_backup.csv``, an editor's
         ``flights_…csv~``) are not landed files and are ignored."""
+        import pandas as pd
         glob = self.name_format.split("%", 1)[0] + "*"
         starts = [start for p in self.directory.glob(glob) if not p.name.startswith(".")
                   if (start := self._interval_start(p.name)) is not None]

@@ -10,21 +10,27 @@ files holds at least as many opens as closes (the *prefix integrity* the example
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+# numpy/pandas are imported where data is made: reading a pipeline's definition (its
+# layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
+if TYPE_CHECKING:
+    import pandas as pd
 
 from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import IntervalReplay
 
-START = pd.Timestamp("2016-07-26T00:00:00Z")
+START = datetime(2016, 7, 26, tzinfo=timezone.utc)
 SESSIONS = 20_000
 SPAN_S = 14 * 24 * 3600
 
 
 def load_events(seed: int) -> pd.DataFrame:
     """All events sorted by time: columns ``time`` (epoch s), ``action``, ``_sched``."""
+    import numpy as np
+    import pandas as pd
     rng = np.random.default_rng(seed)
     opens = np.sort(rng.integers(0, SPAN_S, SESSIONS)) + int(START.timestamp())
     closes = opens + rng.integers(60, 90 * 60, SESSIONS)
@@ -53,6 +59,7 @@ class EventsFactory(IntervalReplay):
         return load_events(self.seed)
 
     def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
+        import numpy as np
         rng = np.random.default_rng([self.seed, int(lo.timestamp())])
         lines = []
         for t, action in zip(rows["time"], rows["action"]):

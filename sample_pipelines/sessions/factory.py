@@ -11,15 +11,19 @@ fraction of lines by malformed JSON.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+# numpy/pandas are imported where data is made: reading a pipeline's definition (its
+# layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
+if TYPE_CHECKING:
+    import pandas as pd
 
 from sample_pipelines.common import check_ratios
 from sample_pipelines.replay import IntervalReplay
 
-START = pd.Timestamp("2026-03-02T00:00:00Z")
+START = datetime(2026, 3, 2, tzinfo=timezone.utc)
 USERS = 150
 DAYS = 2
 PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/help")
@@ -27,6 +31,8 @@ PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/help")
 
 def load_views(seed: int) -> pd.DataFrame:
     """All page views sorted by time: columns ``time`` (epoch s), ``user``, ``page``, ``_sched``."""
+    import numpy as np
+    import pandas as pd
     rng = np.random.default_rng(seed)
     t0 = int(START.timestamp())
     rows: list[tuple[int, str, str]] = []
@@ -61,6 +67,7 @@ class ViewsFactory(IntervalReplay):
         return load_views(self.seed)
 
     def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
+        import numpy as np
         rng = np.random.default_rng([self.seed, int(lo.timestamp())])
         lines = []
         for t, user, page in zip(rows["time"], rows["user"], rows["page"]):

@@ -1,27 +1,15 @@
-"""The ``streamwatch`` command (click). Each subcommand lives in its own module and imports
-what it needs lazily, so ``streamwatch inspect`` never starts a JVM and ``streamwatch log``
-never imports textual."""
+"""The ``streamwatch`` command (click). Each subcommand lives in its own module, imported
+only when that subcommand runs (or ``--help`` lists them all), and imports what it needs
+lazily: ``streamwatch inspect`` loads the checkpoint reader alone (no JVM, no textual, no
+state-store readers), so a fresh process answers in a fraction of a second."""
 
 from __future__ import annotations
+
+import importlib
 
 import click
 
 from streamwatch import __version__
-from streamwatch.cli.compat_cmd import compat
-from streamwatch.cli.diff_cmd import diff
-from streamwatch.cli.doctor_cmd import doctor
-from streamwatch.cli.events_cmd import events
-from streamwatch.cli.inspect_cmd import inspect
-from streamwatch.cli.land_cmd import land
-from streamwatch.cli.lineage_cmd import lineage
-from streamwatch.cli.log_cmd import log
-from streamwatch.cli.pipelines_cmd import pipelines
-from streamwatch.cli.recover_cmd import recover
-from streamwatch.cli.replay_cmd import replay
-from streamwatch.cli.retention_cmd import retention
-from streamwatch.cli.run_cmd import run
-from streamwatch.cli.state_cmd import state
-from streamwatch.cli.watch_cmd import watch
 from streamwatch.errors import StreamwatchError, exit_code_for, one_line
 
 EPILOG = """\b
@@ -40,9 +28,32 @@ Examples:
 """
 
 
+# subcommand name → its module under streamwatch.cli (the click command is the module's
+# attribute of the same name)
+COMMANDS: dict[str, str] = {
+    "run": "run_cmd", "inspect": "inspect_cmd", "doctor": "doctor_cmd", "log": "log_cmd",
+    "events": "events_cmd", "replay": "replay_cmd", "land": "land_cmd",
+    "pipelines": "pipelines_cmd", "watch": "watch_cmd", "diff": "diff_cmd",
+    "retention": "retention_cmd", "recover": "recover_cmd", "compat": "compat_cmd",
+    "state": "state_cmd", "lineage": "lineage_cmd",
+}
+
+
 class Streamwatch(click.Group):
-    """The command group; the one place an error escaping a subcommand becomes a one-line
-    message on stderr and its exit code (:func:`streamwatch.errors.exit_code_for`)."""
+    """The command group: subcommands are imported on first use (:data:`COMMANDS`), and
+    this is the one place an error escaping a subcommand becomes a one-line message on
+    stderr and its exit code (:func:`streamwatch.errors.exit_code_for`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module = importlib.import_module(f"streamwatch.cli.{COMMANDS[cmd_name]}")
+            command = getattr(module, cmd_name)
+            assert isinstance(command, click.Command), (cmd_name, command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -64,21 +75,7 @@ def main(ctx: click.Context) -> None:
     (same as `streamwatch run`).
     """
     if ctx.invoked_subcommand is None:
+        run = main.get_command(ctx, "run")
+        assert run is not None
         ctx.invoke(run)
 
-
-main.add_command(run)
-main.add_command(inspect)
-main.add_command(doctor)
-main.add_command(log)
-main.add_command(events)
-main.add_command(replay)
-main.add_command(land)
-main.add_command(pipelines)
-main.add_command(watch)
-main.add_command(diff)
-main.add_command(retention)
-main.add_command(recover)
-main.add_command(compat)
-main.add_command(state)
-main.add_command(lineage)
