@@ -1,6 +1,6 @@
 """Latest per-query metrics in Prometheus text format (``streamwatch log --prometheus PORT``).
 
-A sink for :class:`~streamwatch.events.EventBus`: each ``QueryProgress`` updates gauges
+A sink for :class:`~streamwatch.events.bus.EventBus`: each ``QueryProgress`` updates gauges
 labelled by query name (batch id, rates in rows/s, batch duration in ms, state rows, watermark
 in epoch ms); input rows and failures are counters. Uses its own registry (no process
 collectors) and ``prometheus_client``'s HTTP server thread. No pyspark, no textual.

@@ -95,7 +95,7 @@ def rotated_segments(path: Path) -> list[Path]:
 
 class Recorder:
     """What every recorder shares: ``write(obj)`` (also as ``recorder(obj)``, an
-    :class:`~streamwatch.events.EventBus` sink) encodes ``obj`` with :func:`encode` outside the
+    :class:`~streamwatch.events.bus.EventBus` sink) encodes ``obj`` with :func:`encode` outside the
     lock, then, under ``self._lock`` and unless ``self._closed``, hands the line to
     :meth:`_append`; ``with recorder:`` closes it. Subclasses set ``_lock``/``_closed`` and
     implement :meth:`_append`, ``flush`` and ``close``."""
@@ -140,7 +140,7 @@ class JsonlRecorder(Recorder):
     ``flush_every`` events per flush (1, the default, makes ``tail -f`` see each event at
     once; larger values batch writes); ``max_bytes`` rotates the file at that size (bytes);
     ``keep`` is how many rotated segments to keep (None: all). Thread-safe: ``write`` is
-    meant to be an :class:`~streamwatch.events.EventBus` sink. Objects it cannot record
+    meant to be an :class:`~streamwatch.events.bus.EventBus` sink. Objects it cannot record
     (``RuntimeNotice``, ``SessionInfo`` …) are ignored. Raises ``OSError`` when the file cannot
     be opened; ``close`` flushes and is idempotent.
     """

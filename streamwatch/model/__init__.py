@@ -1,32 +1,7 @@
-"""Pure, immutable model objects shared by every adapter and front-end.
+"""Pure, immutable model objects shared by every adapter and front-end, one module per subject
+(``events``, ``checkpoint``, ``statestore``, ``runtime`` …); import from those modules. The
+package itself imports nothing, so a reader of one subject (the checkpoint inspector) does
+not load the others.
 
 Nothing here imports pyspark or textual (enforced by ``tests/unit/test_boundaries.py``).
 """
-
-from streamwatch.model.events import (
-    Event,
-    QueryIdle,
-    QueryProgress,
-    QueryStarted,
-    QueryTerminated,
-    SinkProgress,
-    SourceProgress,
-    StateOperatorProgress,
-)
-from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import RecordedSession, RuntimeNotice, SessionInfo
-
-__all__ = [
-    "Event",
-    "LandedFile",
-    "QueryIdle",
-    "QueryProgress",
-    "QueryStarted",
-    "QueryTerminated",
-    "RuntimeNotice",
-    "RecordedSession",
-    "SessionInfo",
-    "SinkProgress",
-    "SourceProgress",
-    "StateOperatorProgress",
-]

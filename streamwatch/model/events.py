@@ -207,7 +207,7 @@ class QueryProgress(Event):
 
 @dataclass(frozen=True, slots=True)
 class ListenerStats:
-    """Health of the listener → sink hand-off (mirrors :class:`~streamwatch.events.EventBusStats`
+    """Health of the listener → sink hand-off (mirrors :class:`~streamwatch.events.bus.EventBusStats`
     plus the listener's own counters): events ``published`` by the listener, ``delivered`` to
     every sink, ``dropped`` (oldest first when the bounded queue was full), ``sink_errors``
     (exceptions raised by sinks, swallowed), ``conversion_errors`` (Spark events that could not

