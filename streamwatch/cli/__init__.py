@@ -1,7 +1,7 @@
 """The ``streamwatch`` command (click). Each subcommand lives in its own module, imported
 only when that subcommand runs (or ``--help`` lists them all), and imports what it needs
-lazily: ``streamwatch inspect`` loads the checkpoint reader alone (no JVM, no textual, no
-state-store readers), so a fresh process answers in a fraction of a second."""
+lazily: ``streamwatch inspect`` loads the checkpoint and state readers alone (no JVM, no
+textual, no pandas, no event readers), so a fresh process answers in a fraction of a second."""
 
 from __future__ import annotations
 
