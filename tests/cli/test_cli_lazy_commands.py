@@ -51,3 +51,13 @@ def test_inspect_of_a_workspace_checkpoint_loads_only_the_inspector(tmp_path):
     assert doc["batches"]["latest"] == 0 and doc["batches"]["last_committed"] == 0
     # the sink was resolved from the flights pipeline's definition, without its factories
     assert doc["sink"]["path"] == str(ws / "tables" / "flights" / "bronze"), doc["sink"]
+
+
+def test_streamwatch_without_a_command_runs_the_dashboard_command(tmp_path, monkeypatch):
+    """Bare ``streamwatch`` is ``streamwatch run`` (loaded on demand like any command): shown
+    here by its option check, which fails before Spark when the default workspace is a file."""
+    monkeypatch.chdir(tmp_path)  # the default workspace is ./streamwatch-workspace
+    (tmp_path / "streamwatch-workspace").write_text("")
+    res = CliRunner().invoke(main, [])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip() == "streamwatch run: --workspace streamwatch-workspace: is a file, not a folder"
