@@ -17,7 +17,6 @@ from pathlib import Path
 
 from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE
 
-# numpy is imported where orders are made: reading the pipeline's definition must not load it
 from sample_pipelines.common import check_ratios
 
 TOPIC = "clicks"
