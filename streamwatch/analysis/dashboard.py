@@ -60,6 +60,8 @@ class DashboardModel:
     #: per query: (the row it was judged from, its progress count then, looks real-time) —
     #: judged again only after new progress, not on every frame
     _looks_rt: dict[str, tuple[QueryRow, int, bool]] = field(default_factory=dict)
+    #: per query: (the row, the facts it was judged from, the diagnosis) (see :meth:`diagnose_all`)
+    _judged: dict[str, tuple[QueryRow, tuple[object, ...], Diagnosis]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.board = QueryBoard([q.query_name for q in self.plan.queries], history=self.history)
@@ -171,13 +173,28 @@ class DashboardModel:
         return self._journeys
 
     def diagnose_all(self) -> dict[str, Diagnosis]:
-        """Diagnose every query now (``clock``) and keep the result in :attr:`diagnoses`."""
+        """Diagnose every query now (``clock``) and keep the result in :attr:`diagnoses`.
+
+        A query is judged again only when something its diagnosis reads has changed (its
+        status, progress count, note, failure, kept samples, checkpoint head or trigger) or
+        when its checkpoint has a planned batch without a commit: only then does the clock
+        matter (the *stuck* rule). The dashboard asks every frame, 10 times a second, and
+        judging 100 queries from their samples took ~6 ms."""
         now = self.clock()
         for name, row in self.board.rows.items():
+            trigger = self.trigger_of(name)
+            head = self.heads.get(name)
+            facts = (row.status, row.progress_count, row.note, row.exception, row.failed_batch_id,
+                     len(row.history), head, trigger)
+            kept = self._judged.get(name)
+            if kept is not None and kept[0] is row and kept[1] == facts and not _in_flight(head):
+                self.diagnoses[name] = kept[2]
+                continue
             rt = self.real_time(name)
-            interval = trigger_interval_ms(self.trigger_of(name)) if not rt or is_real_time(self.trigger_of(name)) \
-                else _interval_seen(row)
-            self.diagnoses[name] = diagnose(row, self.heads.get(name), interval, now, real_time=rt)
+            interval = trigger_interval_ms(trigger) if not rt or is_real_time(trigger) else _interval_seen(row)
+            judged = diagnose(row, head, interval, now, real_time=rt)
+            self.diagnoses[name] = judged
+            self._judged[name] = (row, facts, judged)
         return self.diagnoses
 
     def query_backlog(self) -> dict[str, int | None]:
@@ -196,6 +213,12 @@ class DashboardModel:
                 srcs = set(per_source)
             out[name] = sum(per_source.get(s, 0) for s in srcs) if srcs else None
         return out
+
+
+def _in_flight(head: CheckpointHead | None) -> bool:
+    """The checkpoint has planned a batch it has not committed (whose age the clock decides)."""
+    return head is not None and head.offsets_batch is not None and (
+        head.commit_batch is None or head.offsets_batch > head.commit_batch)
 
 
 def _interval_seen(row: QueryRow) -> int:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import DataTable
 
 from streamwatch.tui.views.table import SyncTable
 
@@ -49,3 +51,51 @@ def test_columns_grow_to_fit_and_do_not_shrink():
     label = len("query")  # a column is at least as wide as its label
     assert seen == [(label, 4, "1"), (label, 9, "1,234,567"), (label, 9, "9"), (label, 14, "12,345,678,901"),
                     (len("query-with-a-long-name"), 14, "9")]
+
+
+class _Wide(App):
+    def __init__(self, zebra: bool) -> None:
+        super().__init__()
+        self.zebra = zebra
+
+    def compose(self) -> ComposeResult:
+        yield SyncTable(tuple(f"column {i}" for i in range(6)), id="t", zebra_stripes=self.zebra)
+
+
+@pytest.mark.parametrize("zebra", [True, False])
+@pytest.mark.parametrize("width", [120, 50])  # wider than the table (the row style fills the rest); narrower (it scrolls)
+def test_row_lines_are_drawn_exactly_as_datatable_draws_them(zebra, width):
+    """SyncTable draws a plain row's line itself (styles and widths computed once a paint):
+    every line, the stripes, styled cells, the fill right of the last column and a horizontal
+    scroll, segment for segment what DataTable's own ``render_line`` gives."""
+    app = _Wide(zebra)
+
+    async def scenario() -> list[tuple[int, list, list]]:
+        out = []
+        async with app.run_test(size=(width, 20)) as pilot:
+            table = app.query_one("#t", SyncTable)
+            table.sync([(f"q{i}", (f"q{i}", Text(f"{i * 1000:,}", style="bold green" if i % 3 else "red"),
+                                   "x" * (i % 7), str(i), Text("ok", style="cyan"), "-"))
+                        for i in range(12)])
+            table.focus()
+            await pilot.pause()
+            for scroll in ((0, 7) if width < 100 else (0,)):
+                table.scroll_to(x=scroll, animate=False)
+                await pilot.pause()
+                paint = table._paint_context()
+                assert paint.scroll_x == scroll
+                for y in range(1, 12):  # the header is line 0; row 0 holds the cursor
+                    out.append((y, list(table._row_line(y - 1, paint)) if y > 1 else None,
+                                list(DataTable.render_line(table, y))))
+        return out
+
+    lines = asyncio.run(scenario())
+    assert len(lines) == (22 if width < 100 else 11)
+    for y, ours, datatable in lines:
+        if ours is not None:
+            assert ours == datatable, f"line {y}"
+    texts = ["".join(seg.text for seg in ours) for _, ours, _ in lines if ours is not None]
+    assert all(len(t) == width for t in texts)
+    assert texts[0].split()[:2] == ["q1", "1,000"]  # row 1 unscrolled: its query, then its bold green count
+    if width < 100:  # scrolled 7 cells right: the query column (its padding and label width) is cut
+        assert texts[10].split()[0] == "1,000"
