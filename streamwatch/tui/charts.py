@@ -104,6 +104,11 @@ class ChartPlot(PlotextPlot):
         self._fresh = True
         self.refresh()
 
+    def defer(self) -> None:
+        """Build nothing in the next paint, which shows what the plot showed before: that
+        paint brings a tab on screen, and answers the key that asked for it first."""
+        self._fresh = True
+
     def render(self) -> RenderResult:
         width, height = self.size
         if width < MIN_PLOT[0] or height < MIN_PLOT[1]:
@@ -150,6 +155,11 @@ class Chart(Vertical):
         """The chart shows another subject (query) now: its old plot is not shown meanwhile."""
         if self.is_mounted:
             self.query_one(ChartPlot).forget()
+
+    def defer(self) -> None:
+        """The plot is not built in the next paint (see :meth:`ChartPlot.defer`)."""
+        if self.is_mounted:
+            self.query_one(ChartPlot).defer()
 
     @property
     def pending(self) -> bool:

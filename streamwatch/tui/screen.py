@@ -204,14 +204,19 @@ class DashboardScreen(Screen[None]):
             self.draw(apply, "the filter")
 
     def open_line(self, mode: str, value: str = "") -> None:
+        """Open the ``:``/``/`` line in the status line's place (the status line comes back
+        when it closes): the tabs above keep their size, so opening it repaints one line, not
+        the queries table (a full repaint of 100 queries' table under ``/``)."""
         line = self.query_one("#cmdline", CommandLine)
         line.open(mode, self.needle() if mode == "filter" else value)
+        self.query_one("#status", Static).display = False
 
     def close_line(self, cancel: bool = False) -> None:
         line = self.query_one("#cmdline", CommandLine)
         if cancel and line.mode == "filter":
             self.set_filter("")
         line.display = False
+        self.query_one("#status", Static).display = True
         line.value = ""
         self.call_after_refresh(self.focus_tab)
 

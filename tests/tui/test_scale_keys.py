@@ -129,3 +129,87 @@ def test_detail_charts_are_built_one_per_paint_and_all_of_them(make_app):
                 assert not plot.pending and not plot.blank  # built for this query
 
     run_app(app, scenario, size=(120, 60))
+
+
+def test_the_command_line_takes_the_status_lines_place(make_app):
+    """``/`` and ``:`` open their line where the status line was, so the queries table keeps
+    its size (its lines are not drawn again); esc gives the status line back."""
+    app = make_app()
+    seen: list[tuple[object, bool, bool, int]] = []
+
+    async def scenario(pilot):
+        table = app.query_one("#query-table", QueriesView)
+        line, status = app.query_one("#cmdline"), app.query_one("#status")
+
+        def look() -> None:
+            seen.append((table.size, line.display, status.display, status.region.y if status.display else line.region.y))
+
+        await drawn(pilot, app)
+        look()
+        for opener in ("slash", "colon"):
+            post(app, opener)
+            await wait_for(pilot, lambda: line.display and app.focused is line, "the line")
+            await drawn(pilot, app)
+            look()
+            post(app, "escape")
+            await wait_for(pilot, lambda: not line.display and app.focused is table, "the line closed")
+            await drawn(pilot, app)
+            look()
+
+    run_app(app, scenario)
+    size, _, _, y = seen[0]
+    assert seen == [(size, False, True, y), (size, True, False, y), (size, False, True, y),
+                    (size, True, False, y), (size, False, True, y)]
+
+
+def test_the_paint_bringing_the_detail_tab_on_screen_builds_no_chart(make_app):
+    """Coming back to a query's detail tab, its charts show what they showed in the paint
+    that brings the tab on screen (which answers the key), and are built in the paints after,
+    one each."""
+    import dataclasses
+
+    from streamwatch.tui.charts import ChartPlot
+    from streamwatch.tui.views.detail import DetailView
+
+    app = make_app()
+    seen: dict[str, object] = {}
+
+    async def scenario(pilot):
+        detail = app.query_one(DetailView)
+        post(app, "down", "enter")
+        await wait_for(pilot, lambda: detail.shown == "flights_silver", "the detail tab")
+        await drawn(pilot, app)
+        plots = [p for p in detail.query(ChartPlot) if p.region.height]
+        post(app, "1")
+        await wait_for(pilot, lambda: app.active_tab == "queries", "the queries tab")
+        last = app.board.rows["flights_silver"].last_progress
+        app.emit(dataclasses.replace(last, batch_id=last.batch_id + 1))  # its charts change meanwhile
+        await drawn(pilot, app)
+        builds: list[ChartPlot] = []
+        renders: list[tuple[ChartPlot, int, bool]] = []  # (plot, builds before it, built by it)
+        for plot in plots:
+            def counting(plt, width, plot=plot, draw=plot._draw):
+                builds.append(plot)
+                draw(plt, width)
+
+            def render(plot=plot, render=plot.render):
+                n = len(builds)
+                out = render()
+                renders.append((plot, n, len(builds) > n))
+                return out
+            plot._draw = counting
+            plot.render = render
+        app.action_tab("detail")  # what enter and "2" do
+        await drawn(pilot, app)
+        first = {}
+        for plot, n, built in renders:
+            first.setdefault(plot, (n, built))
+        seen.update(plots=plots, first=[first.get(p) for p in plots], built=builds,
+                    after=[p.pending or p.blank for p in plots])
+
+    run_app(app, scenario, size=(120, 60))
+    plots = seen["plots"]
+    assert plots
+    assert seen["first"] == [(0, False)] * len(plots)  # each first drawn (the tab's paint) with no plot built
+    assert sorted(map(id, seen["built"])) == sorted(map(id, plots))  # then each built once
+    assert not any(seen["after"])

@@ -170,6 +170,12 @@ class DetailView(ModelView, VerticalScroll):
             self._texts[box.id or ""] = content
             box.update(content)
 
+    def defer_charts(self) -> None:
+        """No chart is built in the paint that shows this tab (its text and tables come
+        first; the charts follow, one per paint)."""
+        for chart in self.query(Chart):
+            chart.defer()
+
     @property
     def charts_pending(self) -> bool:
         """Some chart of the shown query is still to be built (one is built per paint)."""
