@@ -170,7 +170,9 @@ class Chart(Vertical):
         """What the chart shows changed: redraw the plot, rewrite the legend."""
         if self.is_mounted:
             self.query_one(ChartPlot).refresh()
-            self.query_one(Static).update(legend)
+            # the legend is one line high and as wide as the chart whatever it says: no layout
+            # (Textual lays out the whole screen again for an update that may change a size)
+            self.query_one(Static).update(legend, layout=False)
 
     def on_mount(self) -> None:
         self.query_one(Static).update(self.legend())
