@@ -99,3 +99,26 @@ def test_row_lines_are_drawn_exactly_as_datatable_draws_them(zebra, width):
     assert texts[0].split()[:2] == ["q1", "1,000"]  # row 1 unscrolled: its query, then its bold green count
     if width < 100:  # scrolled 7 cells right: the query column (its padding and label width) is cut
         assert texts[10].split()[0] == "1,000"
+
+
+def test_a_kept_line_names_the_row_it_is_drawn_at_after_rows_moved():
+    """A drawn line carries the row index a click on it selects (DataTable reads it from the
+    segments' meta). After a filter moves a row up (q7 from index 7 to 1, the same stripe),
+    its line names index 1, not the index it was first drawn at."""
+    app = _One()
+
+    async def scenario() -> tuple[set[int], set[int]]:
+        async with app.run_test(size=(40, 14)) as pilot:
+            table = app.query_one("#t", SyncTable)
+            rows = [(f"q{i}", (f"q{i}", str(i))) for i in range(10)]
+            table.sync(rows)
+            await pilot.pause()  # every row's line drawn (and kept); the cursor on q0
+
+            def named(y: int) -> set[int]:
+                return {seg.style.meta["row"] for seg in table.render_line(y) if seg.style and "row" in seg.style.meta}
+            before = named(8)  # the header, then q0 … q7
+            table.sync([rows[0], rows[7]])
+            await pilot.pause()
+            return before, named(2)
+
+    assert asyncio.run(scenario()) == ({7}, {1})

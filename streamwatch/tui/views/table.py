@@ -41,10 +41,11 @@ class SyncTable(DataTable):
     100-query frame cost seconds (``bench/tui_bench.py --hundred``).
 
     Each drawn row line is kept (per row key) with what it was drawn from — its cells, its
-    stripe, the column widths, the table's width, horizontal scroll, style and focus — and
-    reused while none of that changed: DataTable forgets every drawn cell on any
-    ``update_cell``, so without this a frame re-rendered every visible cell (~110 ms CPU
-    for 45 visible rows × 12 columns) although a frame of 100 queries changes a few rows.
+    position (its stripe, and the row a click on it selects), the column widths, the table's
+    width, horizontal scroll, style and focus — and reused while none of that changed:
+    DataTable forgets every drawn cell on any ``update_cell``, so without this a frame
+    re-rendered every visible cell (~110 ms CPU for 45 visible rows × 12 columns) although a
+    frame of 100 queries changes a few rows.
     The cursor and hover rows are always drawn by DataTable. Lines of rows a filter removed
     are kept (bounded) so clearing the filter redraws only what changed meanwhile. Below the
     line, each drawn cell is kept too (:meth:`_render_cell`), so a changed row re-renders only
@@ -183,7 +184,7 @@ class SyncTable(DataTable):
         cells = self._cells.get(key)
         if cells is None or row.height != 1:  # a row not added by sync(): DataTable draws it
             return super().render_line(y)
-        what = (paint.key, index % 2, cells)
+        what = (paint.key, index, cells)  # the index too: the line's click targets name its row
         drawn = self._drawn.get(key)
         if drawn is not None and drawn[0] == what:
             return drawn[1]
