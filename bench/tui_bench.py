@@ -193,15 +193,37 @@ async def _until(predicate, timeout_s: float = 120.0) -> float:
     return time.monotonic() - t0
 
 
-async def _painted(app, predicate, timeout_s: float = 120.0) -> float:
-    """Seconds until ``predicate()`` holds and then the screen was painted (a ``call_after_refresh``
-    callback ran: what the user sees, not only the app's state)."""
-    t0 = time.monotonic()
-    await _until(predicate, timeout_s)
-    painted = asyncio.Event()
-    app.call_after_refresh(painted.set)
-    await asyncio.wait_for(painted.wait(), timeout_s)
-    return time.monotonic() - t0
+class Frames:
+    """Watches the frames the app writes to the terminal (``App._display``, called once the
+    compositor has rendered an update): :meth:`until` gives the seconds from now to the first
+    frame written while a predicate holds — what the user sees, with no polling task and no
+    message round trip between the app's state changing and the timestamp."""
+
+    def __init__(self, app) -> None:
+        self._waiting: list[tuple[object, asyncio.Future]] = []
+        written = app._display
+
+        def display(screen, update) -> None:
+            written(screen, update)
+            if update is None or not self._waiting:
+                return
+            now = time.monotonic()
+            for item in list(self._waiting):
+                predicate, done = item
+                if predicate() and not done.done():
+                    done.set_result(now)
+                    self._waiting.remove(item)
+
+        app._display = display
+
+    async def until(self, predicate, timeout_s: float = 120.0) -> float:
+        """Seconds until a frame is written while ``predicate()`` holds (a frame written
+        before this call does not count). Call it before the app can act on the keys it times:
+        posting keys and calling this with no ``await`` between them is enough."""
+        t0 = time.monotonic()
+        done = asyncio.get_running_loop().create_future()
+        self._waiting.append((predicate, done))
+        return await asyncio.wait_for(done, timeout_s) - t0
 
 
 def _post_keys(app, *keys: str) -> None:
@@ -232,6 +254,7 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
     async with app.run_test(size=(160, 50)) as pilot:
         table = app.query_one("#query-table")
         detail = app.query_one("#detail-view")
+        frames = Frames(app)
         t_start = time.monotonic()
         await _until(lambda: len(app.lag_samples) > 0, 60)
         next_key = time.monotonic() + 3.0
@@ -244,19 +267,16 @@ async def hundred_round(recording: Path, variant: str, soak: bool = False) -> di
                 next_rss += 60.0 if soak else 1.0
             if now >= next_key:
                 # '/' then 'q05': the table shows q050…q059
-                t0 = time.monotonic()
                 _post_keys(app, "slash", "q", "0", "5")
-                await _painted(app, lambda: table.row_count == 10)
-                slash.append(time.monotonic() - t0)
+                slash.append(await frames.until(lambda: table.row_count == 10))
                 _post_keys(app, "escape")
                 await _until(lambda: table.row_count == 100 and app.focused is table)
                 # enter on the highlighted query: its detail tab, drawn for that query, painted
                 name = table.cursor_key()
                 t0 = time.monotonic()
                 _post_keys(app, "enter")
-                await _painted(app, lambda: app.active_tab == "detail" and detail.shown == name)
-                enter.append(time.monotonic() - t0)
-                await _painted(app, lambda: not detail.charts_pending)
+                enter.append(await frames.until(lambda: app.active_tab == "detail" and detail.shown == name))
+                await frames.until(lambda: not detail.charts_pending)
                 charts.append(time.monotonic() - t0)
                 _post_keys(app, "1")
                 await _until(lambda: app.active_tab == "queries" and app.focused is table)

@@ -44,7 +44,6 @@ from streamwatch.tui.help import HelpScreen
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
-from streamwatch.tui.views.detail import DetailView
 from streamwatch.tui.views.feeds import LandingView, ResultsView, event_line
 from streamwatch.tui.views.queries import QueriesView
 
@@ -322,9 +321,7 @@ class StreamwatchApp(App[None]):
         table.open_highlighted()
 
     def action_tab(self, tab: str) -> None:
-        if tab == "detail" and self.active_tab != "detail":  # the paint showing it builds no chart
-            self.dashboard.query_one(DetailView).defer_charts()
-        self.dashboard.query_one("#tabs", TabbedContent).active = tab
+        self.dashboard.show_tab(self.model, tab)
         self.call_after_refresh(self.dashboard.focus_tab)
 
     def action_help(self) -> None:

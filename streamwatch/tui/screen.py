@@ -186,9 +186,24 @@ class DashboardScreen(Screen[None]):
             return
         tabs = ("queries", "detail", "checkpoint", "landing", "events", "pipeline") if everything else ("queries", self.active_tab)
         for tab in dict.fromkeys(tabs):
-            v = self.view(tab)
-            if v is not None:
-                self.draw(lambda v=v: v.show(model), f"the {tab} view")
+            self.draw_tab(model, tab)
+
+    def show_tab(self, model: DashboardModel, tab: str) -> None:
+        """Switch to ``tab``, drawn from ``model`` now: the paint that brings it on screen shows
+        the query just opened, not what the tab showed when it was last on screen (the redraw
+        on ``TabActivated`` comes through two message queues, a paint or more later). That
+        paint builds no chart of the detail tab (they follow, one a paint)."""
+        if tab != self.active_tab:
+            if tab == "detail":
+                self.query_one(DetailView).defer_charts()
+            self.draw_tab(model, tab)
+        self.query_one("#tabs", TabbedContent).active = tab
+
+    def draw_tab(self, model: DashboardModel, tab: str) -> None:
+        """Draw ``tab``'s view from ``model`` (none for the results tab), shown or not."""
+        v = self.view(tab)
+        if v is not None:
+            self.draw(lambda: v.show(model), f"the {tab} view")
 
     # -- the command line and the / filter ------------------------------------------------------
     def needle(self, tab: str | None = None) -> str:

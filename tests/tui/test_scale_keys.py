@@ -213,3 +213,49 @@ def test_the_paint_bringing_the_detail_tab_on_screen_builds_no_chart(make_app):
     assert seen["first"] == [(0, False)] * len(plots)  # each first drawn (the tab's paint) with no plot built
     assert sorted(map(id, seen["built"])) == sorted(map(id, plots))  # then each built once
     assert not any(seen["after"])
+
+
+def test_the_tab_enter_brings_on_screen_is_drawn_for_the_query_it_opens(make_app):
+    """Opening a query draws the detail tab for it before the tab is shown, so the paint that
+    brings the tab on screen shows that query: the redraw on ``TabActivated`` comes through two
+    message queues, and until then the tab showed the query opened last time."""
+    from streamwatch.tui.views.detail import DetailView
+
+    app = make_app()
+    seen: list[tuple[str | None, str]] = []
+
+    async def scenario(pilot):
+        detail = app.query_one(DetailView)
+        table = app.query_one("#query-table", QueriesView)
+        app.open_query("flights_bronze")
+        await wait_for(pilot, lambda: detail.shown == "flights_bronze", "the detail tab")
+        await drawn(pilot, app)
+        post(app, "1")
+        await wait_for(pilot, lambda: app.active_tab == "queries" and app.focused is table, "the queries tab")
+        await drawn(pilot, app)
+        app.open_query("flights_gold")  # what enter on its row does
+        seen.append((detail.shown, app.active_tab))  # before any message was processed or paint ran
+        await drawn(pilot, app)
+
+    run_app(app, scenario)
+    assert seen == [("flights_gold", "detail")]
+
+
+def test_the_tables_own_enter_opens_the_query_at_once(make_app):
+    """enter reaching the table (the app's binding gave way to keys queued before it) opens
+    the query as the key is handled: no ``RowSelected`` message waits in the table's queue."""
+    from streamwatch.tui.views.detail import DetailView
+
+    app = make_app()
+    seen: list[tuple[str, str | None, str | None]] = []
+
+    async def scenario(pilot):
+        table = app.query_one("#query-table", QueriesView)
+        await drawn(pilot, app)
+        table.move_cursor(row=2, animate=False)
+        table.action_select_cursor()  # what DataTable's enter binding calls
+        seen.append((app.active_tab, app.selected, app.query_one(DetailView).shown))
+        await drawn(pilot, app)
+
+    run_app(app, scenario)
+    assert seen == [("detail", "flights_gold", "flights_gold")]

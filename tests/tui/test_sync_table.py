@@ -122,3 +122,92 @@ def test_a_kept_line_names_the_row_it_is_drawn_at_after_rows_moved():
             return before, named(2)
 
     assert asyncio.run(scenario()) == ({7}, {1})
+
+
+class _Three(App):
+    def compose(self) -> ComposeResult:
+        yield SyncTable(("a", "b", "c"), id="t")
+
+
+def test_a_cell_drawn_from_one_of_its_shape_is_what_datatable_draws():
+    """A changed value of the shape of one drawn at the same place before is drawn from that
+    cell's segments with its own characters: for any such pair of values (markup-free text,
+    ``Text`` of any style and justify, emoji-like ``:codes:``), segment for segment
+    what DataTable's own ``_render_cell`` draws afresh. Values of no shape (markup, spans,
+    wide characters, too long) are drawn by DataTable."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from rich.style import Style
+
+    from streamwatch.tui.views.table import cell_shape
+
+    app = _Three()
+    chars = st.text(st.sampled_from("abcXYZ 0123456789,.:-_/%()é"), min_size=0, max_size=14)
+    styles = st.sampled_from(["", "bold", "green", "bold red on blue", "dim italic"])
+    kinds = st.sampled_from(["str", "text"])
+    checked: list[int] = []
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 10)) as pilot:
+            table = app.query_one("#t", SyncTable)
+            table.sync([("r0", ("x", "y", "z")), ("r1", ("x", "y", "z"))])
+            await pilot.pause()
+
+            @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+            @given(chars, chars, kinds, styles, st.sampled_from([None, "left", "right", "center"]),
+                   st.integers(0, 6), st.integers(0, 1), st.integers(0, 2))
+            def check(a: str, b: str, kind: str, style: str, justify, extra: int, row: int, column: int) -> None:
+                b = (b + a)[:len(a)].ljust(len(a), "q")  # as long as a
+                def value(plain: str):
+                    return Text(plain, style=style, justify=justify) if kind == "text" else plain
+                width = len(a) + 2 * table.cell_padding + extra
+                base = table.rich_style + Style(bgcolor="grey11" if row else "black")
+                columns = ("a", "b", "c")
+                table.update_cell(f"r{row}", columns[column], value(a))
+                first = table._render_cell(row, column, base, width)
+                table.update_cell(f"r{row}", columns[column], value(b))
+                ours = table._render_cell(row, column, base, width)
+                theirs = DataTable._render_cell(table, row, column, base, width)
+                assert first and ours == theirs
+                if cell_shape(value(b), width - 2 * table.cell_padding) is not None:
+                    checked.append(1)
+
+            check()
+
+    asyncio.run(scenario())
+    assert len(checked) > 100  # most examples took the shape path
+
+
+def test_values_of_no_shape():
+    from streamwatch.tui.views.table import cell_shape
+
+    assert cell_shape("ok", 5) == ("str", 2)
+    assert cell_shape(Text("ok", style="green"), 5) is not None
+    for value in ("[b]x[/b]", "a\\b", "wide 日本", "tab\there", "toolong", ":thumbs_up:", Text.assemble(("a", "red"), "b"),
+                  Text("right", justify="right")):
+        assert cell_shape(value, 6) is None, value
+    assert cell_shape("09:58:11", 8) == ("str", 8)  # a time is no emoji code
+
+
+def test_a_cell_whose_style_alone_changed_is_redrawn():
+    """rich's ``Text`` equality ignores the style: a diagnosis turning from ok (green) to the
+    same words in red must still reach the table and its drawn line."""
+    app = _One()
+
+    async def scenario() -> tuple[str, list[str]]:
+        async with app.run_test(size=(80, 10)) as pilot:
+            table = app.query_one("#t", SyncTable)
+            table.sync([("a", ("a", Text("same words", style="green"))), ("b", ("b", "x"))])
+            await pilot.pause()
+            table.move_cursor(row=1)  # row 0 is a plain row: drawn by SyncTable
+            await pilot.pause()
+            table.render_line(1)
+            table.sync([("a", ("a", Text("same words", style="red"))), ("b", ("b", "x"))])
+            await pilot.pause()
+            table.render_lines(table.region.reset_offset)  # what a paint does
+            line = table.render_line(1)
+            colours = [str(s.style.color.name) for s in line if "same" in s.text and s.style and s.style.color]
+            return str(table.get_cell("a", "rows").style), colours
+
+    style, colours = asyncio.run(scenario())
+    assert (style, colours) == ("red", ["red"])

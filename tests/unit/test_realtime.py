@@ -156,3 +156,30 @@ def test_dashboard_shows_real_time_from_the_trigger_or_from_progress():
     assert replay.diagnose_all()["rt"].code == "ok"
     micro = _model("processingTime=2 seconds")
     assert micro.trigger_label("rt") == "2 seconds" and not micro.real_time("rt")
+
+
+def test_flattening_offsets_leaves_no_reference_cycle():
+    """``end_past_latest`` runs on every progress event: flattening an offset must leave nothing
+    for the garbage collector (a recursive closure did: a function and its cell per call,
+    ~1,000 a second under a 100-query flood, each bringing the dashboard's full collections
+    sooner). With automatic collection off, no closure made by the call may outlive it."""
+    import gc
+    import types
+
+    from streamwatch.analysis.realtime import _offsets
+
+    def leftovers() -> int:
+        return sum(1 for o in gc.get_objects()
+                   if isinstance(o, types.FunctionType) and o.__qualname__.startswith("_offsets."))
+
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = leftovers()
+        for _ in range(50):
+            assert _offsets('{"t": {"0": 5, "1": 7}}') == {("t", "0"): 5, ("t", "1"): 7}
+        assert leftovers() == before == 0
+    finally:
+        if was:
+            gc.enable()

@@ -50,6 +50,13 @@ class QueriesView(FilteredView, SyncTable):
             event.stop()
             self._highlighted(str(event.row_key.value))
 
+    def action_select_cursor(self) -> None:
+        """enter, when it reaches the table (the app's own enter gave way to keys queued before
+        it): the query under the cursor opens now, not after a ``RowSelected`` message has
+        waited its turn in this table's queue a second time (a paint or more under a flood)."""
+        if not self.open_highlighted():
+            super().action_select_cursor()
+
     def open_highlighted(self) -> bool:
         """Open the query under the cursor now (as enter would); False when there is none."""
         name = self.cursor_key()
