@@ -115,8 +115,8 @@ class SyncTable(DataTable):
         super().__init__(**kw)
         self._columns = tuple(columns)
         self._cells: dict[str, tuple[Cell, ...]] = {}
-        #: row key → (what the line was drawn from, the drawn line)
-        self._drawn: dict[str, tuple[tuple, Strip]] = {}
+        #: row key → (paint key and row index, the cells it was drawn from, the drawn line)
+        self._drawn: dict[str, tuple[tuple, tuple[Cell, ...], Strip]] = {}
         self._paint: _Paint | None = None
         #: (row key, column key, row index, style, width, cursor, hover, …) → (cell value, its lines)
         self._cell_lines: dict[tuple, tuple[object, list[list[Segment]]]] = {}
@@ -237,14 +237,15 @@ class SyncTable(DataTable):
         cells = self._cells.get(key)
         if cells is None or row.height != 1:  # a row not added by sync(): DataTable draws it
             return super().render_line(y)
-        # the index too (the line's click targets name its row); the cells by identity: sync()
-        # replaces a row's tuple when a cell changed, and Text equality ignores a style change
-        what = (paint.key, index, id(cells))
+        # the index too (the line's click targets name its row); the cells by identity (the
+        # tuple is kept, so its id is never reused): sync() replaces a row's tuple when a cell
+        # changed, and Text equality ignores a style change
+        what = (paint.key, index)
         drawn = self._drawn.get(key)
-        if drawn is not None and drawn[0] == what:
-            return drawn[1]
+        if drawn is not None and drawn[0] == what and drawn[1] is cells:
+            return drawn[2]
         strip = self._row_line(index, paint)
-        self._drawn[key] = (what, strip)
+        self._drawn[key] = (what, cells, strip)
         return strip
 
     def _row_line(self, index: int, paint: _Paint) -> Strip:
