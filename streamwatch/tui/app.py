@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, MutableSequence
 
-from textual import on, work
+from textual import events, on, work
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
@@ -41,6 +41,7 @@ from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
 from streamwatch.tui.help import HelpScreen
+from streamwatch.tui.keys import KeysInFlight
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
@@ -96,6 +97,8 @@ class StreamwatchApp(App[None]):
         self._rendered_at = 0.0
         self._unrendered: list[float] = []
         self._plan_pipeline = None if backend.emits_pipeline else PlanPipeline(backend.plan)
+        #: keys not handled yet; automatic GC held until they are answered on screen
+        self.keys = KeysInFlight(self)
 
     # -- the model, as the views see it --------------------------------------------------------
     @property
@@ -125,12 +128,18 @@ class StreamwatchApp(App[None]):
 
     def on_unmount(self) -> None:
         """Shutting down: what :meth:`dashboard_mounted` froze may be collected again."""
+        self.keys.release()
         gc.unfreeze()
 
+    async def on_event(self, event: events.Event) -> None:
+        """Every key the terminal delivers is in flight until handled (:class:`KeysInFlight`)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.keys.arrived(event)
+        await super().on_event(event)
+
     def dashboard_mounted(self) -> None:
-        """Called by the dashboard screen once its widgets exist: start the feeds. What is
-        alive now lives as long as the dashboard: frozen (``gc.freeze``), full collections
-        skip it — ~105 → ~70 ms a pause, 14 in 20 s at 200 events/s (``tui_bench --hundred``)."""
+        """Called by the dashboard screen once its widgets exist: start the feeds. What is alive
+        now lives as long as the dashboard: frozen (``gc.freeze``), full collections skip it."""
         gc.collect()
         gc.freeze()
         if self._watch_landing:
@@ -303,20 +312,16 @@ class StreamwatchApp(App[None]):
             self.selected = name
 
     def open_query(self, name: str) -> None:
-        """Show query ``name`` in the detail tab (enter in the queries view, which calls this
-        directly rather than bubbling ``RowSelected`` through five widgets' message queues)."""
+        """Show query ``name`` in the detail tab (enter in the queries view calls this directly)."""
         if name in self.board.rows:
             self.selected = name
             self.action_tab("detail")
 
     def action_open_selected(self) -> None:
-        """enter on the queries table, answered as the app reads the key (a priority binding)
-        instead of after the key and the table's ``RowSelected`` each waited in the table's
-        queue behind repaints (``bench/tui_bench.py --hundred``). While a message is still
-        queued for the table or its screen (an earlier arrow key on its way) enter takes its
-        turn behind it (the table's own enter), so keys are never answered out of order."""
+        """enter on the queries table, answered as the app reads it (a priority binding); behind
+        a key still in flight (an arrow typed before it) it is the table's own enter, in order."""
         table = self.focused
-        if not isinstance(table, QueriesView) or table.message_queue_size or self.screen.message_queue_size:
+        if not isinstance(table, QueriesView) or self.keys.in_flight > 1:  # this enter, and another key
             raise SkipAction()
         table.open_highlighted()
 
