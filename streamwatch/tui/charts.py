@@ -22,7 +22,12 @@ from typing import Callable, Sequence
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.containers import Vertical
+from textual.content import Content
+from textual.css.styles import RulesMap
 from textual.screen import Screen
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
@@ -70,6 +75,31 @@ def id_ticks(ids: Sequence[int], width: int) -> list[int]:
 
 #: screens on which a plot was built during the paint under way (at most one per paint)
 _BUILT_IN_PAINT: weakref.WeakSet[Screen] = weakref.WeakSet()
+
+
+class _Built(Visual):
+    """A built plot, drawn into strips once per size, style and selection (a paint that
+    defers its rebuild shows the same plot again: ~2 ms a chart to draw it anew)."""
+
+    def __init__(self, content: Content) -> None:
+        self.content = content
+        self._drawn: tuple[object, list[Strip]] | None = None
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        key = (width, height, style, options.selection, options.selection_style, options.post_style)
+        if self._drawn is None or self._drawn[0] != key:
+            self._drawn = (key, self.content.render_strips(width, height, style, options))
+        return self._drawn[1]
+
+    def __str__(self) -> str:
+        """The plot's characters (its axes, ticks and marks), without styles."""
+        return str(self.content)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.content.get_optimal_width(rules, container_width)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return self.content.get_height(rules, width)
 
 
 class ChartPlot(PlotextPlot):
@@ -127,7 +157,9 @@ class ChartPlot(PlotextPlot):
         self.plt.clear_data()
         self.plt.clear_figure()
         self._draw(self.plt, width)
-        self._shown = super().render()
+        built = super().render()  # plotext's ANSI output as a rich Text
+        # converted and drawn once: a deferred paint shows it again at no cost
+        self._shown = _Built(Content.from_rich_text(built, console=self.app.console)) if isinstance(built, Text) else built
         return self._shown
 
 

@@ -262,3 +262,30 @@ def test_results_tab_shows_a_delta_tables_history_newest_first(make_app):
         assert text.index("v7") < text.index("v6  STREAMING UPDATE  1,200 rows  2026-01-01 10:00:00")
 
     run(app, scenario)
+
+
+def test_a_built_plot_is_drawn_once_per_size_and_style_and_as_content_draws_it():
+    """A paint that defers a chart's rebuild shows the plot it built before: drawn into
+    strips once per size and style (the same strips again), each drawing what Textual's own
+    Content draws (the oracle), and drawn anew for another width or style."""
+    from rich.text import Text
+    from textual.content import Content
+    from textual.style import Style
+    from textual.visual import RenderOptions
+
+    from streamwatch.tui.charts import _Built
+
+    text = Text.from_ansi("\x1b[38;5;33m⣿⣿\x1b[0m 10:00:01\n\x1b[1m┼──\x1b[0m 10:00:39")
+    content = Content.from_rich_text(text)
+    built = _Built(content)
+    options = RenderOptions(lambda s: s if isinstance(s, Style) else Style(), {})
+    base = Style(bold=False)
+    first = built.render_strips(20, 2, base, options)
+    assert built.render_strips(20, 2, base, options) is first
+    assert [s.text for s in first] == [s.text for s in content.render_strips(20, 2, base, options)]
+    assert list(first) == list(content.render_strips(20, 2, base, options))
+    wider = built.render_strips(30, 2, base, options)
+    assert wider is not first and list(wider) == list(content.render_strips(30, 2, base, options))
+    assert list(built.render_strips(30, 2, Style(italic=True), options)) == list(
+        content.render_strips(30, 2, Style(italic=True), options))
+    assert "10:00:01" in str(built) and "10:00:39" in str(built)
