@@ -2,10 +2,11 @@
 
 Model objects arrive from any thread through :meth:`StreamwatchApp.emit` into an inbox; one
 coalescing :class:`~streamwatch.tui.messages.Wake` message drains it into the
-:class:`~streamwatch.analysis.dashboard.DashboardModel`, so a flood of progress events renders
-once. Blocking work — starting the backend, reading checkpoints, reading result tables,
-controls — runs in thread workers that post typed messages (what they read:
-:mod:`streamwatch.tui.readers`).
+:class:`~streamwatch.analysis.dashboard.DashboardModel` (:func:`~streamwatch.tui.ingest.ingest`),
+so a flood of progress events renders once, and not while a key is being answered
+(:class:`~streamwatch.tui.keys.KeysInFlight`). Blocking work — starting the backend, reading
+checkpoints, reading result tables, controls — runs in thread workers that post typed
+messages (what they read: :mod:`streamwatch.tui.readers`).
 
 :class:`StreamwatchApp` ingests messages, runs the workers and navigates; the
 :class:`~streamwatch.tui.screen.DashboardScreen` owns the layout, the redraw timers and the
@@ -30,22 +31,20 @@ from textual.widgets import TabbedContent
 
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.analysis.pipeview import PipelineGraph, PlanPipeline
+from streamwatch.analysis.pipeview import PlanPipeline
 from streamwatch.backends.base import Backend
 from streamwatch.errors import one_line
-from streamwatch.model.events import Event, QueryProgress
-from streamwatch.model.kafka import KafkaLag
-from streamwatch.model.landing import LandedFile
-from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
+from streamwatch.model.runtime import RuntimeNotice
 from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
 from streamwatch.tui.help import HelpScreen
+from streamwatch.tui.ingest import ingest
 from streamwatch.tui.keys import KeysInFlight
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
-from streamwatch.tui.views.feeds import LandingView, ResultsView, event_line
+from streamwatch.tui.views.feeds import LandingView, ResultsView
 from streamwatch.tui.views.queries import QueriesView
 
 
@@ -96,8 +95,9 @@ class StreamwatchApp(App[None]):
         self._results_due = False
         self._rendered_at = 0.0
         self._unrendered: list[float] = []
+        self._frame_owed = False  # a frame came due during a key's answer: drawn after it
         self._plan_pipeline = None if backend.emits_pipeline else PlanPipeline(backend.plan)
-        #: keys not handled yet; automatic GC held until they are answered on screen
+        #: keys not handled yet; automatic GC and the next frame wait until they are answered
         self.keys = KeysInFlight(self)
 
     # -- the model, as the views see it --------------------------------------------------------
@@ -204,10 +204,15 @@ class StreamwatchApp(App[None]):
 
     @property
     def frame_pending(self) -> bool:
-        """A frame is scheduled and has not been drawn yet."""
-        return self.dashboard.frame_pending
+        """A frame is scheduled (or waits for a key's answer) and has not been drawn yet."""
+        return self.dashboard.frame_pending or self._frame_owed
 
     def _frame(self) -> None:
+        if self.keys.answering:  # the keys' answer is painted first, the new progress after it
+            if not self._frame_owed:
+                self._frame_owed = True
+                self.keys.after_answer(self._owed_frame)
+            return
         self._rendered_at = time.monotonic()
         if not self.dashboard.drawable:  # torn down: a late frame has nothing to draw
             return
@@ -217,6 +222,10 @@ class StreamwatchApp(App[None]):
             now = time.monotonic()
             self.lag_samples.extend(now - t for t in self._unrendered)
             self._unrendered.clear()
+
+    def _owed_frame(self) -> None:
+        self._frame_owed = False
+        self._frame()
 
     def render_now(self, everything: bool = False) -> None:
         """Draw the model now (the queries view and the active tab, or every view)."""
@@ -230,38 +239,15 @@ class StreamwatchApp(App[None]):
             self.dashboard.draw(lambda: self.dashboard.query_one(QueriesView).show(self.model), "the queries view")
 
     def _ingest(self, obj: object) -> None:
-        m = self.model
-        if isinstance(obj, Event):
-            row = m.board.apply(obj)
-            name = row.name if row else (m.board.name_of(obj.id) or "")
-            m.log(event_line(obj, name))
-            if row is not None:
-                if row.name == m.selected and isinstance(obj, QueryProgress):
-                    self._results_due = True
-                if row.status == "failed" and getattr(obj, "exception", None):
-                    msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
-                    self.set_status(msg, "error")
-                    self.notify(msg, severity="error", timeout=10)
-        elif isinstance(obj, (QueryQueued, QueryNotRun)):
-            row = m.board.apply_plan(obj)
-            m.log(event_line(obj, row.name))
-            self.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
-        elif isinstance(obj, KafkaLag):
-            m.set_kafka_lag(obj)
-        elif isinstance(obj, LandedFile):
-            m.add_landed(obj)
-            m.log(event_line(obj, ""))
-        elif isinstance(obj, PipelineGraph):
-            m.pipeline = obj
-        elif isinstance(obj, (SessionInfo, RecordedSession)):
-            m.session_info = obj
-            self.dashboard.draw(self.dashboard.render_session)
-        elif isinstance(obj, RuntimeNotice):
-            m.notices.append(obj)
-            m.log(event_line(obj, ""))
-            self.set_status(obj.message, obj.level)
-            if obj.level == "error":
-                self.notify(obj.message, severity="error", timeout=10)
+        if ingest(self.model, obj, self):
+            self._results_due = True
+
+    def alarm(self, text: str) -> None:
+        """An error worth a toast as well as the status line."""
+        self.notify(text, severity="error", timeout=10)
+
+    def session_changed(self) -> None:
+        self.dashboard.draw(self.dashboard.render_session)
 
     # -- checkpoints -------------------------------------------------------------------------------
     def on_checkpoints_read(self, message: CheckpointsRead) -> None:

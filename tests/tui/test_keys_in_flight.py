@@ -39,38 +39,48 @@ def test_a_key_holds_collection_until_it_is_handled_and_painted(make_app):
             down()
 
         table.action_cursor_down = handled  # type: ignore[method-assign]
-        holds = app.keys.holds
+        answers = app.keys.answers
         post(app, "down")
         await wait_for(pilot, lambda: app.selected == "flights_silver", "the cursor to move")
         await drawn(pilot, app)
         await wait_for(pilot, lambda: not app.keys.held, "the hold to end")
         assert gc.isenabled()
         assert app.keys.in_flight == 0  # released as handled, not by a garbage collection
-        assert app.keys.holds == holds + 1
+        assert app.keys.answers == answers + 1
 
     run_app(app, scenario)
     assert during == [("down", False)]
 
 
 def test_collection_disabled_by_someone_else_stays_disabled(make_app):
+    """The key's answer begins (its frame would wait) but collection is not the keys' to
+    hold: disabled while the key is handled, and still disabled once the answer ended."""
     app = make_app()
-    after: list[bool] = []
+    seen: list[object] = []
 
     async def scenario(pilot):
         await drawn(pilot, app)
-        holds = app.keys.holds
+        table = app.query_one("#query-table", QueriesView)
+        down = table.action_cursor_down
+
+        def handled() -> None:
+            seen.append((gc.isenabled(), app.keys.answering, app.keys.held))
+            down()
+
+        table.action_cursor_down = handled  # type: ignore[method-assign]
+        answers = app.keys.answers
         gc.disable()
         try:
             post(app, "down")
-            await wait_for(pilot, lambda: app.selected == "flights_silver" and not app.keys.in_flight, "the key")
+            await wait_for(pilot, lambda: app.selected == "flights_silver", "the key")
             await drawn(pilot, app)
-            after.append(gc.isenabled())
-            after.append(app.keys.holds == holds)
+            await wait_for(pilot, lambda: not app.keys.answering, "the answer to end")
+            seen.append((gc.isenabled(), app.keys.answers - answers))
         finally:
             gc.enable()
 
     run_app(app, scenario)
-    assert after == [False, True]
+    assert seen == [(False, True, False), (False, 1)]
 
 
 def test_a_key_kept_alive_holds_collection_no_longer_than_the_cap(make_app):
@@ -84,19 +94,19 @@ def test_a_key_kept_alive_holds_collection_no_longer_than_the_cap(make_app):
 
     async def scenario(pilot):
         await drawn(pilot, app)
-        holds = app.keys.holds
+        answers = app.keys.answers
         kept = post(app, "down")
         await wait_for(pilot, lambda: app.selected == "flights_silver", "the down key to be handled")
-        assert app.keys.holds == holds + 1
+        assert app.keys.answers == answers + 1
         await wait_for(pilot, lambda: not app.keys.held, "the cap")
         steps.append((gc.isenabled(), app.keys.in_flight))
         post(app, "up")  # within cap_s of the cap (keys' clock): no hold
         await wait_for(pilot, lambda: app.selected == "flights_bronze", "the up key to be handled")
-        steps.append(app.keys.holds - holds)
+        steps.append(app.keys.answers - answers)
         now[0] += 1.0
         post(app, "down")  # later: holds again, and is released once handled and painted
         await wait_for(pilot, lambda: app.selected == "flights_silver", "the second down key")
-        assert app.keys.holds == holds + 2
+        assert app.keys.answers == answers + 2
         del kept[:]
         await wait_for(pilot, lambda: not app.keys.held and app.keys.in_flight == 0, "the release")
         steps.append(gc.isenabled())
@@ -124,3 +134,34 @@ def test_enter_after_keys_still_in_flight_takes_its_turn(make_app):
 
     run_app(app, scenario)
     assert seen == ["flights_silver", 0]
+
+
+def test_a_frame_due_during_a_keys_answer_is_drawn_after_it(make_app):
+    """New progress arriving while a key is in flight is in the model at once, but the
+    table shows it only once the key's answer has been painted (the frame is owed, and
+    ``frame_pending`` says so); then it is drawn without another event."""
+    from streamwatch.model.events import QueryProgress
+
+    from conftest import cell
+
+    app = make_app()
+    app.keys.cap_s = 600.0  # this test ends the answer itself, never the cap
+    steps: list[object] = []
+
+    async def scenario(pilot):
+        await drawn(pilot, app)
+        kept = post(app, "down")  # kept alive: the answer lasts until the test lets it go
+        await wait_for(pilot, lambda: app.selected == "flights_silver", "the down key")
+        p = app.board.rows["flights_bronze"].last_progress
+        app.emit(QueryProgress.from_dict({**p.to_dict(), "batchId": 99}))
+        await wait_for(pilot, lambda: app.board.rows["flights_bronze"].batch_id == 99 and not app._inbox,
+                       "the model to update")
+        await pilot.pause(0.3)  # three frame intervals: a frame not owed would have drawn it
+        steps.append((app.keys.answering, app.frame_pending, cell(app, "#query-table", "flights_bronze", "batch")))
+        del kept[:]
+        await wait_for(pilot, lambda: not app.keys.answering, "the answer")
+        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "batch") == "99", "the frame")
+        steps.append(app.frame_pending)
+
+    run_app(app, scenario)
+    assert steps == [(True, True, "20"), False]
