@@ -3,8 +3,7 @@
 Model objects arrive from any thread through :meth:`StreamwatchApp.emit` into an inbox; one
 coalescing :class:`~streamwatch.tui.messages.Wake` message drains it into the
 :class:`~streamwatch.analysis.dashboard.DashboardModel` (:func:`~streamwatch.tui.ingest.ingest`),
-so a flood of progress events renders once, and not while a key is being answered
-(:class:`~streamwatch.tui.keys.KeysInFlight`). Blocking work — starting the backend, reading
+so a flood of progress events renders once. Blocking work — starting the backend, reading
 checkpoints, reading result tables, controls — runs in thread workers that post typed
 messages (what they read: :mod:`streamwatch.tui.readers`).
 
@@ -95,9 +94,8 @@ class StreamwatchApp(App[None]):
         self._results_due = False
         self._rendered_at = 0.0
         self._unrendered: list[float] = []
-        self._frame_owed = False  # a frame came due during a key's answer: drawn after it
         self._plan_pipeline = None if backend.emits_pipeline else PlanPipeline(backend.plan)
-        #: keys not handled yet; automatic GC and the next frame wait until they are answered
+        #: keys not handled yet; automatic GC waits until they are answered on screen
         self.keys = KeysInFlight(self)
 
     # -- the model, as the views see it --------------------------------------------------------
@@ -136,6 +134,13 @@ class StreamwatchApp(App[None]):
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.keys.arrived(event)
         await super().on_event(event)
+
+    def key_route_busy(self) -> bool:
+        """Messages are queued on a key's way: the screen, the focused widget, its ancestors."""
+        screen = self.screen
+        focused = screen.focused
+        on_the_way = focused.ancestors_with_self if focused is not None else [screen]
+        return any(pump.message_queue_size for pump in on_the_way if pump is not self)
 
     def dashboard_mounted(self) -> None:
         """Called by the dashboard screen once its widgets exist: start the feeds. What is alive
@@ -204,15 +209,10 @@ class StreamwatchApp(App[None]):
 
     @property
     def frame_pending(self) -> bool:
-        """A frame is scheduled (or waits for a key's answer) and has not been drawn yet."""
-        return self.dashboard.frame_pending or self._frame_owed
+        """A frame is scheduled and has not been drawn yet."""
+        return self.dashboard.frame_pending
 
     def _frame(self) -> None:
-        if self.keys.answering:  # the keys' answer is painted first, the new progress after it
-            if not self._frame_owed:
-                self._frame_owed = True
-                self.keys.after_answer(self._owed_frame)
-            return
         self._rendered_at = time.monotonic()
         if not self.dashboard.drawable:  # torn down: a late frame has nothing to draw
             return
@@ -222,10 +222,6 @@ class StreamwatchApp(App[None]):
             now = time.monotonic()
             self.lag_samples.extend(now - t for t in self._unrendered)
             self._unrendered.clear()
-
-    def _owed_frame(self) -> None:
-        self._frame_owed = False
-        self._frame()
 
     def render_now(self, everything: bool = False) -> None:
         """Draw the model now (the queries view and the active tab, or every view)."""

@@ -1,21 +1,23 @@
-"""Keys in flight: which keys the terminal delivered are not handled yet, and what waits until
-they are answered on screen — automatic garbage collection and the dashboard's next frame.
+"""Keys in flight: which keys the terminal delivered are not handled yet, and automatic garbage
+collection held off until they are answered on screen.
 
 Under a progress flood (100 queries at 2 progress events/s, ``bench/tui_bench.py --hundred``)
 the dashboard allocates fast enough that a full collection (~50–75 ms) ran inside about one
 key answer in three: the repaint a key causes allocates more than anything else, so it is
-where the collector's thresholds are crossed; and a frame of new progress (5–20 ms) due
-meanwhile ran before the key's repaint. :class:`KeysInFlight` disables automatic collection
-when a key arrives and enables it again once every key in flight has been handled and the
-screen repainted after it; the collection and the frame that were postponed run then, after
-the answer is on screen. No answer lasts longer than :attr:`KeysInFlight.cap_s` (a key held
-down, or a key something keeps alive), and :meth:`KeysInFlight.release` is called when the
-app unmounts. Collection that was disabled by someone else is left alone: only what this
-class disabled is enabled again.
+where the collector's thresholds are crossed. :class:`KeysInFlight` begins an *answer* when a
+key arrives — automatic collection off — and ends it once no key is in flight and the screen
+has been repainted after the last one; the collection that was postponed runs then, after the
+answer is on screen. No answer lasts longer than :attr:`KeysInFlight.cap_s` (a key held down,
+or a key's way kept busy), and :meth:`KeysInFlight.release` is called when the app unmounts.
+Collection that was disabled by someone else is left alone: only what this class disabled is
+enabled again. (Holding the dashboard's frames back during an answer as well made keys
+faster still, but render lag p99 went from ~165 to ~375 ms: the answer is only as precise as
+"in flight" below, so it was left out.)
 
-A key is in flight from its delivery until nothing refers to it any more: the widget it
-bubbled to last has handled (or dropped) it. Textual keeps no key after that, so the weak
-references here see it go as it is handled, without a garbage collection.
+A key is in flight from its delivery until it is handled: while it is alive (weak
+references) and messages are queued on its way — the screen, the focused widget and the
+widgets it bubbles up to. Alive alone is not enough: each message loop a key passed through
+keeps the last message it ran until its next one, which for a tab pane can be minutes.
 """
 
 from __future__ import annotations
@@ -29,23 +31,26 @@ from textual import events
 
 
 class _Host(Protocol):
-    """What the keys need of the app: a timer and a callback after the next repaint."""
+    """What the keys need of the app: a timer, a callback after the next repaint, and whether
+    messages are queued on a key's way (the screen, the focused widget and its ancestors)."""
 
     def set_timer(self, delay: float, callback: Callable[[], object]) -> object: ...
 
     def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
+
+    def key_route_busy(self) -> bool: ...
 
 
 class KeysInFlight:
     """Call :meth:`arrived` with every key the terminal delivers (before it is dispatched).
 
     ``in_flight`` is how many of them are not handled yet. A key begins an *answer* that lasts
-    until no key is in flight and the screen has been repainted twice since (``answering``);
-    during it automatic garbage collection is off on its account (``held``, unless someone
-    else had disabled it) and work handed to :meth:`after_answer` waits. ``cap_s`` (s) bounds
-    one answer; after an answer ended at the cap, keys do not begin another for ``cap_s``, so
-    typing without pause still gets collected and drawn at least half the time. ``answers``
-    counts the answers begun (for tests and benchmarks).
+    until no key is in flight and the screen has been repainted once more since
+    (``answering``); during it automatic garbage collection is off on its account (``held``,
+    unless someone else had disabled it). ``cap_s`` (s) bounds one answer; after an answer
+    ended at the cap, keys do not begin another for ``cap_s``, so typing without pause still
+    gets collected at least half the time. ``answers`` counts the answers begun (for tests
+    and benchmarks).
     """
 
     def __init__(self, host: _Host, cap_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -56,20 +61,23 @@ class KeysInFlight:
         self.held = False
         self.answers = 0
         self._refs: set[weakref.ref[events.Key]] = set()
-        self._later: list[Callable[[], object]] = []
         self._since = 0.0  # when the answer began (clock s)
         self._epoch = 0  # bumps on every release: callbacks of an earlier answer do nothing
         self._resume_at = 0.0  # after an answer ended at the cap, keys begin one only from then
+        self._repaints = 0  # repaints still to wait for once no key is in flight
 
     @property
     def in_flight(self) -> int:
-        """Keys delivered and not handled yet."""
-        return len(self._refs)
+        """Keys delivered and not handled yet: alive while messages are queued on their way.
+        (A handled key can stay alive a while: each message loop it passed through keeps
+        the last message it ran until its next one.)"""
+        return len(self._refs) if self._refs and self.host.key_route_busy() else 0
 
     def arrived(self, key: events.Key) -> None:
         """The terminal delivered ``key``: it is in flight until handled, and an answer begins
         (unless one is under way, or one just ended at the cap)."""
         self._refs.add(weakref.ref(key, self._handled))
+        self._repaints = 1
         now = self.clock()
         if self.answering:
             if now - self._since >= self.cap_s:
@@ -85,30 +93,23 @@ class KeysInFlight:
             self.held = True
         epoch = self._epoch
         self.host.set_timer(self.cap_s, lambda: self._cap(epoch))
-
-    def after_answer(self, work: Callable[[], object]) -> None:
-        """Run ``work`` once the answer under way is painted (now, when none is)."""
-        if self.answering:
-            self._later.append(work)
-        else:
-            work()
+        self.host.call_after_refresh(lambda: self._painted(epoch))
 
     def _handled(self, ref: weakref.ref[events.Key]) -> None:
-        """A key is gone (weak reference callback): once none is left, release after the
-        repaints that show what they did."""
+        """A key is gone (weak reference callback)."""
         self._refs.discard(ref)
-        if not self._refs and self.answering:
-            epoch = self._epoch
-            self.host.call_after_refresh(lambda: self._painted(epoch))
 
-    def _painted(self, epoch: int, after: int = 1) -> None:
-        """After a repaint with no key in flight: release after ``after`` more repaints (what
-        a key's handler asked to run after the next refresh — enter moving the focus to the
-        tab it opened — paints one refresh later)."""
-        if epoch != self._epoch or self._refs:
+    def _painted(self, epoch: int) -> None:
+        """After a repaint (or with nothing to paint): while a key is in flight, look again
+        after the next one; then release one repaint after the last key's (what a key's
+        handler asked to run after the next refresh — enter moving the focus to the tab it
+        opened — paints one refresh later)."""
+        if epoch != self._epoch:
             return
-        if after:
-            self.host.call_after_refresh(lambda: self._painted(epoch, after - 1))
+        if self.in_flight or self._repaints:
+            if not self.in_flight:
+                self._repaints -= 1
+            self.host.call_after_refresh(lambda: self._painted(epoch))
         else:
             self.release()
 
@@ -122,12 +123,9 @@ class KeysInFlight:
 
     def release(self) -> None:
         """End the answer under way (idempotent): automatic collection on again if this class
-        disabled it, then the work that waited for it."""
+        disabled it."""
         self._epoch += 1
         self.answering = False
         if self.held:
             self.held = False
             gc.enable()
-        later, self._later = self._later, []
-        for work in later:
-            work()

@@ -53,8 +53,8 @@ def test_a_key_holds_collection_until_it_is_handled_and_painted(make_app):
 
 
 def test_collection_disabled_by_someone_else_stays_disabled(make_app):
-    """The key's answer begins (its frame would wait) but collection is not the keys' to
-    hold: disabled while the key is handled, and still disabled once the answer ended."""
+    """The key's answer begins but collection is not the keys' to hold: disabled while the
+    key is handled, and still disabled once the answer ended."""
     app = make_app()
     seen: list[object] = []
 
@@ -83,9 +83,10 @@ def test_collection_disabled_by_someone_else_stays_disabled(make_app):
     assert seen == [(False, True, False), (False, 1)]
 
 
-def test_a_key_kept_alive_holds_collection_no_longer_than_the_cap(make_app):
-    """A key something keeps (here: the test) stays in flight; the cap enables collection
-    again, and keys do not hold it for another ``cap_s`` (the keys' clock, driven here)."""
+def test_an_answer_that_cannot_end_lasts_no_longer_than_the_cap(make_app):
+    """A key whose way stays busy (here: the route reports messages queued, as a key held
+    down would keep it) keeps its answer open; the cap ends it and enables collection again,
+    and keys do not begin another answer for ``cap_s`` (the keys' clock, driven here)."""
     app = make_app()
     now = [100.0]
     app.keys.clock = lambda: now[0]
@@ -94,25 +95,69 @@ def test_a_key_kept_alive_holds_collection_no_longer_than_the_cap(make_app):
 
     async def scenario(pilot):
         await drawn(pilot, app)
+        route = app.key_route_busy
+        app.key_route_busy = lambda: True  # type: ignore[method-assign]
         answers = app.keys.answers
-        kept = post(app, "down")
+        kept = post(app, "down")  # alive, and its way busy: still in flight
         await wait_for(pilot, lambda: app.selected == "flights_silver", "the down key to be handled")
         assert app.keys.answers == answers + 1
-        await wait_for(pilot, lambda: not app.keys.held, "the cap")
-        steps.append((gc.isenabled(), app.keys.in_flight))
-        post(app, "up")  # within cap_s of the cap (keys' clock): no hold
+        await wait_for(pilot, lambda: not app.keys.answering, "the cap")
+        steps.append((gc.isenabled(), app.keys.held))
+        post(app, "up")  # within cap_s of the cap (keys' clock): no answer begins
         await wait_for(pilot, lambda: app.selected == "flights_bronze", "the up key to be handled")
-        steps.append(app.keys.answers - answers)
+        steps.append((app.keys.answers - answers, app.keys.answering))
+        app.key_route_busy = route  # type: ignore[method-assign]
+        del kept[:]
         now[0] += 1.0
-        post(app, "down")  # later: holds again, and is released once handled and painted
+        post(app, "down")  # later: an answer again, ended once handled and painted
         await wait_for(pilot, lambda: app.selected == "flights_silver", "the second down key")
         assert app.keys.answers == answers + 2
-        del kept[:]
-        await wait_for(pilot, lambda: not app.keys.held and app.keys.in_flight == 0, "the release")
+        await wait_for(pilot, lambda: not app.keys.answering, "the answer to end")
         steps.append(gc.isenabled())
 
     run_app(app, scenario)
-    assert steps == [(True, 1), 1, True]
+    assert steps == [(True, False), (1, False), True]
+
+
+def test_a_handled_key_still_referenced_is_not_in_flight(make_app):
+    """A key that is handled but still referenced (each message loop a key passed through
+    keeps the last message it ran until its next one: a tab pane's can keep it for minutes;
+    here the test keeps it) is no longer in flight once nothing is queued on its way: the
+    answer ends (no cap here to end it) and the next enter is answered as the app reads it."""
+    app = make_app()
+    app.keys.cap_s = 600.0
+    steps: list[object] = []
+
+    async def scenario(pilot):
+        await drawn(pilot, app)
+        answers = app.keys.answers
+        kept = post(app, "z")  # no key of the dashboard: it bubbles up to the screen
+        await wait_for(pilot, lambda: app.keys.answers == answers + 1 and not app.keys.answering,
+                       "its answer to begin and end")
+        steps.append((app.keys.in_flight, gc.isenabled(), kept[0].key))
+        post(app, "down", "enter")
+        await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+        steps.append(app.selected)
+
+    run_app(app, scenario)
+    assert steps == [(0, True, "z"), "flights_silver"]
+
+
+def test_the_route_is_busy_while_a_message_waits_for_the_focused_widget(make_app):
+    app = make_app()
+    steps: list[bool] = []
+
+    async def scenario(pilot):
+        await drawn(pilot, app)
+        table = app.query_one("#query-table", QueriesView)
+        steps.append(app.key_route_busy())
+        table.post_message(events.Key("z", "z"))  # on its way: in the table's queue
+        steps.append(app.key_route_busy())
+        await drawn(pilot, app)
+        steps.append(app.key_route_busy())
+
+    run_app(app, scenario)
+    assert steps == [False, True, False]
 
 
 def test_enter_after_keys_still_in_flight_takes_its_turn(make_app):
@@ -134,34 +179,3 @@ def test_enter_after_keys_still_in_flight_takes_its_turn(make_app):
 
     run_app(app, scenario)
     assert seen == ["flights_silver", 0]
-
-
-def test_a_frame_due_during_a_keys_answer_is_drawn_after_it(make_app):
-    """New progress arriving while a key is in flight is in the model at once, but the
-    table shows it only once the key's answer has been painted (the frame is owed, and
-    ``frame_pending`` says so); then it is drawn without another event."""
-    from streamwatch.model.events import QueryProgress
-
-    from conftest import cell
-
-    app = make_app()
-    app.keys.cap_s = 600.0  # this test ends the answer itself, never the cap
-    steps: list[object] = []
-
-    async def scenario(pilot):
-        await drawn(pilot, app)
-        kept = post(app, "down")  # kept alive: the answer lasts until the test lets it go
-        await wait_for(pilot, lambda: app.selected == "flights_silver", "the down key")
-        p = app.board.rows["flights_bronze"].last_progress
-        app.emit(QueryProgress.from_dict({**p.to_dict(), "batchId": 99}))
-        await wait_for(pilot, lambda: app.board.rows["flights_bronze"].batch_id == 99 and not app._inbox,
-                       "the model to update")
-        await pilot.pause(0.3)  # three frame intervals: a frame not owed would have drawn it
-        steps.append((app.keys.answering, app.frame_pending, cell(app, "#query-table", "flights_bronze", "batch")))
-        del kept[:]
-        await wait_for(pilot, lambda: not app.keys.answering, "the answer")
-        await wait_for(pilot, lambda: cell(app, "#query-table", "flights_bronze", "batch") == "99", "the frame")
-        steps.append(app.frame_pending)
-
-    run_app(app, scenario)
-    assert steps == [(True, True, "20"), False]
