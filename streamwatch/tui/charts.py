@@ -142,6 +142,7 @@ class ChartPlot(PlotextPlot):
     def render(self) -> RenderResult:
         width, height = self.size
         if width < MIN_PLOT[0] or height < MIN_PLOT[1]:
+            self.pending = False  # nothing to build at this size
             return ""
         screen = self.screen
         if screen in _BUILT_IN_PAINT or self._fresh:  # another plot was built in this paint: the next one
@@ -195,8 +196,9 @@ class Chart(Vertical):
 
     @property
     def pending(self) -> bool:
-        """The plot waits for a paint to be built in (see :class:`ChartPlot`)."""
-        return self.is_mounted and self.query_one(ChartPlot).pending
+        """The plot waits for a paint to be built in (see :class:`ChartPlot`). A hidden chart
+        waits for nothing: it is not painted (its plot is built when it is shown again)."""
+        return self.is_mounted and self.display and self.query_one(ChartPlot).pending
 
     def changed(self, legend: Text) -> None:
         """What the chart shows changed: redraw the plot, rewrite the legend."""

@@ -131,6 +131,39 @@ def test_detail_charts_are_built_one_per_paint_and_all_of_them(make_app):
     run_app(app, scenario, size=(120, 60))
 
 
+def test_a_chart_hidden_while_it_waited_for_its_build_is_not_pending(make_app):
+    """A chart can be hidden (its query no longer has a watermark in the samples that fit,
+    say) between the paint that deferred its plot and the one that would build it; hidden,
+    it is never painted, so it waits for nothing: the detail's charts are not pending (the
+    benchmark waits for that after enter, and waited forever in a 30-minute soak). Shown
+    again, it is built."""
+    from streamwatch.tui.charts import Chart, ChartPlot
+    from streamwatch.tui.views.detail import DetailView
+
+    app = make_app()
+    steps: list[object] = []
+
+    async def scenario(pilot):
+        detail = app.query_one(DetailView)
+        post(app, "enter")
+        await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+        await drawn(pilot, app)
+        chart = app.query_one("#chart-rates", Chart)
+        plot = chart.query_one(ChartPlot)
+        plot.pending = True  # as a deferred paint leaves it: waiting, its refresh queued
+        plot.call_after_refresh(plot.refresh)
+        chart.display = False  # hidden before the paint that would build it
+        await drawn(pilot, app)
+        steps.append((chart.pending, detail.charts_pending))
+        chart.display = True
+        await drawn(pilot, app)
+        await wait_for(pilot, lambda: not detail.charts_pending, "the chart built again")
+        steps.append((plot.pending, plot.blank))
+
+    run_app(app, scenario, size=(120, 60))
+    assert steps == [(False, False), (False, False)]
+
+
 def test_the_command_line_takes_the_status_lines_place(make_app):
     """``/`` and ``:`` open their line where the status line was, so the queries table keeps
     its size (its lines are not drawn again); esc gives the status line back."""
