@@ -74,7 +74,9 @@ class QueryRow:
     batch_duration_ms: int | None = None
     num_input_rows: int = 0
     total_input_rows: int = 0
-    total_output_rows: int = 0
+    #: rows the sink wrote this session; None once a batch's sink reported -1 (Spark: unknown,
+    #: e.g. a Delta or foreachBatch sink), so a total is never shown short
+    total_output_rows: int | None = 0
     watermark: str | None = None
     exception: str | None = None
     error_class: str | None = None
@@ -83,6 +85,8 @@ class QueryRow:
     stop_requested: bool = False
     last_progress: QueryProgress | None = None
     last_event_ms: int | None = None
+    #: epoch ms of this run's ``QueryStarted`` (None before one arrived)
+    started_ms: int | None = None
     progress_count: int = 0
     history: SampleHistory = field(default_factory=lambda: SampleHistory(DEFAULT_HISTORY))
     #: the last :data:`RECENT_PROGRESS` progress events in full (sources' offsets and metrics:
@@ -162,6 +166,7 @@ class QueryBoard:
             row.last_event_ms = event.timestamp_ms
         if isinstance(event, QueryStarted):
             row.status = "active"
+            row.started_ms = event.timestamp_ms
             row.exception = None
             row.error_class = None
             row.failed_batch_id = None
@@ -175,7 +180,8 @@ class QueryBoard:
             row.batch_duration_ms = event.batch_duration
             row.num_input_rows = event.num_input_rows
             row.total_input_rows += event.num_input_rows
-            row.total_output_rows += max(0, event.num_output_rows)
+            if row.total_output_rows is not None:
+                row.total_output_rows = None if event.num_output_rows < 0 else row.total_output_rows + event.num_output_rows
             row.watermark = event.watermark
             row.last_progress = event
             row.progress_count += 1

@@ -16,7 +16,7 @@ from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
 from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.analysis.realtime import looks_real_time
-from streamwatch.analysis.triggers import is_real_time, trigger_interval_ms
+from streamwatch.analysis.triggers import Trigger, known_trigger, trigger_label
 from streamwatch.model.deltalog import DeltaBacklog, delta_backlog
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
@@ -57,9 +57,11 @@ class DashboardModel:
     #: the latest consumer-lag measurement of each query reading Kafka (by query name)
     kafka_lag: dict[str, KafkaLag] = field(default_factory=dict)
     _journeys: list[Journey] | None = None
-    #: per query: (the row it was judged from, its progress count then, looks real-time) —
-    #: judged again only after new progress, not on every frame
-    _looks_rt: dict[str, tuple[QueryRow, int, bool]] = field(default_factory=dict)
+    #: per query: (the row, its progress count when last looked at) — progress is looked at
+    #: for real-time evidence once, not on every frame
+    _looked_rt: dict[str, tuple[QueryRow, int]] = field(default_factory=dict)
+    #: run ids whose progress showed real-time mode (proof holds for the whole run)
+    _rt_runs: set[str] = field(default_factory=set)
     #: per query: (the row, the facts it was judged from, the diagnosis) (see :meth:`diagnose_all`)
     _judged: dict[str, tuple[QueryRow, tuple[object, ...], Diagnosis]] = field(default_factory=dict)
 
@@ -132,32 +134,44 @@ class DashboardModel:
                             found[0].latest_version if len(found) == 1 else None,
                             found[0].next_version if len(found) == 1 else 0)
 
-    def trigger_of(self, name: str) -> str:
-        return self.triggers().get(name) or self.plan.trigger
+    def trigger_of(self, name: str) -> Trigger | None:
+        """The trigger query ``name`` runs with, from an account that knows it: the backend
+        that started it (``:trigger`` changes included), else the run's trigger, else — in a
+        replay — the recording header's (``streamwatch log`` writes it; an event log and
+        ``record()`` do not). None when nothing says: unknown, never assumed."""
+        trigger = known_trigger(self.triggers().get(name)) or known_trigger(self.plan.trigger)
+        if trigger is None and isinstance(self.session_info, RecordedSession):
+            trigger = known_trigger(self.session_info.trigger)
+        return trigger
 
     def real_time(self, name: str) -> bool:
-        """True when query ``name`` runs in real-time mode: its trigger says so, or (trigger
-        unknown, e.g. a replayed recording) its recent progress looks like it."""
-        if is_real_time(self.trigger_of(name)):
-            return True
+        """True when query ``name`` runs in real-time mode: its known trigger says so, or —
+        trigger unknown — its recent progress carries what a micro-batch cannot (see
+        :func:`~streamwatch.analysis.realtime.looks_real_time`). A known micro-batch trigger is
+        never overruled by how its batches look."""
+        trigger = self.trigger_of(name)
+        if trigger is not None:
+            return trigger.real_time
         row = self.board.rows.get(name)
-        if row is None:
+        if row is None or row.run_id is None:
             return False
-        seen = self._looks_rt.get(name)
+        seen = self._looked_rt.get(name)
         if seen is None or seen[0] is not row or seen[1] != row.progress_count:
-            seen = (row, row.progress_count, looks_real_time(row.recent))
-            self._looks_rt[name] = seen
-        return seen[2]
+            new = row.progress_count - seen[1] if seen is not None and seen[0] is row else len(row.recent)
+            run = [p for p in list(row.recent)[-new:] if p.run_id == row.run_id] if new > 0 else []
+            if looks_real_time(run):
+                self._rt_runs.add(row.run_id)
+            self._looked_rt[name] = (row, row.progress_count)
+        return row.run_id in self._rt_runs
 
     def trigger_label(self, name: str) -> str:
-        """The trigger as the queries table shows it: ``5s`` (processingTime),
-        ``real-time 5s`` (realTime=5s), ``real-time`` (recognised from progress only) …"""
-        spec = self.trigger_of(name)
-        if is_real_time(spec):
-            return "real-time " + spec.partition("=")[2]
-        if self.real_time(name):
+        """The trigger as the queries table shows it: ``2s`` (processingTime), ``real-time 5m``
+        (realTime=5m), ``availableNow``, ``default``; ``real-time`` when only its progress shows
+        it; ``unknown`` when nothing tells."""
+        trigger = self.trigger_of(name)
+        if trigger is None and self.real_time(name):
             return "real-time"
-        return spec.replace("processingTime=", "")
+        return trigger_label(trigger)
 
     def output_mode_of(self, name: str) -> str:
         return self.output_modes().get(name) or "-"
@@ -190,9 +204,7 @@ class DashboardModel:
             if kept is not None and kept[0] is row and kept[1] == facts and not _in_flight(head):
                 self.diagnoses[name] = kept[2]
                 continue
-            rt = self.real_time(name)
-            interval = trigger_interval_ms(trigger) if not rt or is_real_time(trigger) else _interval_seen(row)
-            judged = diagnose(row, head, interval, now, real_time=rt)
+            judged = diagnose(row, head, trigger, now, real_time=self.real_time(name))
             self.diagnoses[name] = judged
             self._judged[name] = (row, facts, judged)
         return self.diagnoses
@@ -217,12 +229,4 @@ class DashboardModel:
 
 def _in_flight(head: CheckpointHead | None) -> bool:
     """The checkpoint has planned a batch it has not committed (whose age the clock decides)."""
-    return head is not None and head.offsets_batch is not None and (
-        head.commit_batch is None or head.offsets_batch > head.commit_batch)
-
-
-def _interval_seen(row: QueryRow) -> int:
-    """A real-time query's checkpoint interval as run (median batchDuration, ms) when its
-    trigger is not known."""
-    durations = sorted(p.batch_duration for p in row.recent)
-    return max(1, durations[len(durations) // 2]) if durations else 1
+    return head is not None and head.planned is not None

@@ -16,8 +16,12 @@ a micro-batch writes them when it plans the batch) and ``commits/N`` right after
   ``avgOffsetsBehindLatest`` / ``maxOffsetsBehindLatest`` (records not yet read when the
   interval closed).
 
-A query is taken to run in real-time mode when its trigger spec says so, or when at least
-:data:`MIN_EVIDENCE` of its recent progress events carry the signs above.
+A query is taken to run in real-time mode when its trigger says so, or — its trigger unknown
+(an event log, a ``record()`` recording) — once a progress event of its run carries what no
+micro-batch can: an ``endOffset`` past ``latestOffset``. An empty
+batch whose ``addBatch`` is most of its duration is *not* such a sign: a heavy micro-batch (a
+Delta MERGE, a slow sink, no-data batches of a stateful query) looks just like it, and a known
+trigger always wins (see :meth:`~streamwatch.analysis.dashboard.DashboardModel.real_time`).
 """
 
 from __future__ import annotations
@@ -30,10 +34,6 @@ import orjson
 
 from streamwatch.model.events import QueryProgress
 
-#: an empty interval whose addBatch took at least this long (ms) is a real-time interval
-MIN_INTERVAL_MS = 1_000
-#: progress events with real-time signs needed (within the recent ones) to call a query real-time
-MIN_EVIDENCE = 2
 RECENT = 5
 
 
@@ -72,22 +72,16 @@ def end_past_latest(p: QueryProgress) -> bool:
     return False
 
 
-def long_empty_interval(p: QueryProgress) -> bool:
-    """True for a progress with no input whose ``addBatch`` took at least
-    :data:`MIN_INTERVAL_MS` and 90 % of the batch: a real-time interval waiting for records."""
-    add = int(p.duration_ms.get("addBatch", 0))
-    return p.num_input_rows == 0 and add >= MIN_INTERVAL_MS and add >= 0.9 * max(1, p.batch_duration)
-
-
 def has_real_time_signs(p: QueryProgress) -> bool:
-    """One progress event looks like a real-time interval (see the module docstring)."""
-    return end_past_latest(p) or long_empty_interval(p)
+    """One progress event shows what only a real-time interval can (see the module
+    docstring): a source read past the latest offset it reported."""
+    return end_past_latest(p)
 
 
-def looks_real_time(progress: Iterable[QueryProgress], recent: int = RECENT) -> bool:
-    """At least :data:`MIN_EVIDENCE` of the last ``recent`` progress events have real-time signs."""
-    last = list(progress)[-recent:]
-    return sum(1 for p in last if has_real_time_signs(p)) >= MIN_EVIDENCE
+def looks_real_time(progress: Iterable[QueryProgress]) -> bool:
+    """Some event of ``progress`` shows real-time mode (:func:`has_real_time_signs`): one is
+    proof, a micro-batch never reads past the latest offset it planned against."""
+    return any(has_real_time_signs(p) for p in progress)
 
 
 def _metric(p: QueryProgress, name: str) -> float | None:

@@ -16,6 +16,7 @@ An interval is an integer and a unit: ``500ms``, ``2s``, ``2 seconds``, ``1 minu
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -131,6 +132,30 @@ def trigger_note(spec: str) -> str | None:
         return parse_trigger(spec).note
     except TriggerError:
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def known_trigger(spec: str | None) -> Trigger | None:
+    """The trigger ``spec`` names, or None when it names none (``None``, a bad spec, or a
+    front-end's placeholder such as ``replay``): the trigger is then unknown, never assumed.
+    Cached: the dashboard asks for every query on every frame."""
+    if not spec:
+        return None
+    try:
+        return parse_trigger(spec)
+    except TriggerError:
+        return None
+
+
+def trigger_label(trigger: Trigger | None) -> str:
+    """How the dashboard names a trigger: ``2s`` (processingTime), ``real-time 5m``,
+    ``availableNow``, ``default``, ``continuous 1s``; ``unknown`` for None."""
+    if trigger is None:
+        return "unknown"
+    if trigger.amount is None:
+        return trigger.kind
+    interval = f"{trigger.amount}{trigger.unit}"
+    return {"processingTime": interval, "realTime": f"real-time {interval}"}.get(trigger.kind, f"{trigger.kind} {interval}")
 
 
 def is_real_time(spec: str | None) -> bool:

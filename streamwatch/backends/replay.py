@@ -35,7 +35,7 @@ def recorded_session(header: RecordingHeader) -> RecordedSession:
 
     return RecordedSession(source=header.source, spark_version=text("sparkVersion"), master=text("master"),
                            app_id=text("appId"), app_name=text("appName"), pipeline=text("pipeline"),
-                           started_ms=header.time_ms or None)
+                           started_ms=header.time_ms or None, trigger=text("trigger"))
 
 
 def _query_names(path: str | Path) -> list[str]:

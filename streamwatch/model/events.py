@@ -137,8 +137,11 @@ class QueryProgress(Event):
 
     @property
     def watermark(self) -> str | None:
-        """The watermark used by this batch (ISO string), None without a watermark."""
-        return self.event_time.get("watermark")
+        """The watermark used by this batch (ISO string), None without a watermark — also
+        before there is one: Spark reports ``1970-01-01T00:00:00.000Z`` (its watermark starts
+        at 0, ``WatermarkTracker``) until a batch has seen an event time."""
+        wm = self.event_time.get("watermark")
+        return None if wm is None or iso_to_epoch_ms(wm) == 0 else wm
 
     @property
     def watermark_ms(self) -> int | None:

@@ -49,7 +49,9 @@ class RecordedSession:
     """The application a replayed file came from: ``source`` is ``listener`` (a streamwatch
     recording's header) or ``eventlog`` (Spark's ``SparkListenerLogStart``/``ApplicationStart``/
     ``EnvironmentUpdate`` events); ``started_ms`` the recording's or application's start
-    (epoch ms, None unknown). Fields the file does not carry are None."""
+    (epoch ms, None unknown); ``trigger`` the trigger spec every query of a ``streamwatch log``
+    recording ran with (its header says so; a Spark event log and ``record()`` carry none). Fields
+    the file does not carry are None."""
 
     source: str
     spark_version: str | None = None
@@ -58,6 +60,7 @@ class RecordedSession:
     app_name: str | None = None
     pipeline: str | None = None
     started_ms: int | None = None
+    trigger: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
 
     from streamwatch.analysis.board import QueryBoard
     from streamwatch.analysis.diagnosis import diagnose
+    from streamwatch.analysis.triggers import parse_trigger
     from streamwatch.analysis.realtime import looks_real_time
     from streamwatch.model.events import QueryProgress, QueryStarted
 
@@ -82,7 +83,7 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
         board.apply(e)
     row = board.rows["rt"]
     now = events[-1].timestamp_ms or 0
-    d = diagnose(row, None, INTERVAL_MS, now, real_time=True)
+    d = diagnose(row, None, parse_trigger(f"realTime={INTERVAL_MS}ms"), now, real_time=True)
     assert d.code in ("ok", "waiting") and d.text.startswith("real-time: "), d
 
     # offsets/N of a real-time batch is written when its interval ends (batchTimestampMs is its start)

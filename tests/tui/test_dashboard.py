@@ -21,10 +21,12 @@ def test_queries_view_shows_status_and_stall_diagnosis(make_app):
         assert t.keys == list(NAMES)
         assert cell(app, "#query-table", "flights_bronze", "status") == "idle"
         assert cell(app, "#query-table", "flights_bronze", "diagnosis") == "waiting for data"
-        assert cell(app, "#query-table", "flights_silver", "diagnosis").startswith("slow:")
+        # processed rows/s below input rows/s is no sign of falling behind (back to back, it only
+        # says this batch took longer than the one before): no outstanding work grew, so ok
+        assert cell(app, "#query-table", "flights_silver", "diagnosis") == "ok"
         assert cell(app, "#query-table", "flights_gold", "diagnosis").startswith("failed in batch 20")
         assert cell(app, "#query-table", "flights_gold", "batch") == "19"
-        assert cell(app, "#query-table", "flights_gold", "trigger") == "2 seconds"
+        assert cell(app, "#query-table", "flights_gold", "trigger") == "2s"
         assert cell(app, "#query-table", "flights_gold", "mode") == "append"
         assert cell(app, "#query-table", "flights_bronze", "backlog") == "6"
         assert any("TASK_WRITE_FAILED" in n.message for n in app._notifications)

@@ -53,23 +53,24 @@ def test_landing_journey_follows_the_source_log(make_app, tmp_path, unchanged):
 
 
 def test_stuck_query_is_diagnosed_from_the_checkpoint(make_app, tmp_path):
-    """offsets/3 planned 60 s before the injected clock, no commits/3: stuck (> 5 × 2 s)."""
+    """offsets/21 planned 60 s before the injected clock, no commits/21 (the recording's silver
+    finished batch 20, each in < 0.5 s): stuck (past 5 × its slowest recent batch, at least 10 s)."""
     app = make_app()
     cp = tmp_path / "checkpoints" / "silver"
     (cp / "offsets").mkdir(parents=True)
     (cp / "commits").mkdir()
     (cp / "metadata").write_text('{"id":"x"}\n')
-    for b in range(4):
+    for b in range(22):
         (cp / "offsets" / str(b)).write_text(
             'v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{}}\n{"logOffset":%d}\n' % (1767261600000, b))
-    for b in range(3):
+    for b in range(21):
         (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
 
     async def scenario(pilot):
         app.scan_checkpoints()
         await wait_for(pilot, lambda: cell(app, "#query-table", "flights_silver", "diagnosis").startswith("stuck"),
                        "the stuck diagnosis")
-        assert "batch 3" in cell(app, "#query-table", "flights_silver", "diagnosis")
+        assert "batch 21" in cell(app, "#query-table", "flights_silver", "diagnosis")
 
     run(app, scenario)
 

@@ -1,24 +1,27 @@
 """The dashboard judges a query again only when what its diagnosis reads changed, or when its
 checkpoint has a planned, uncommitted batch (the clock then decides *stuck*). Oracle: at every
 step, :meth:`DashboardModel.diagnose_all` equals :func:`diagnose` run afresh on the same row,
-checkpoint head, trigger interval and clock."""
+checkpoint head, trigger and clock."""
 
 from __future__ import annotations
 
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
-from streamwatch.analysis.triggers import trigger_interval_ms
+from streamwatch.analysis.triggers import known_trigger
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.runtime import QueryPlan, RunPlan
 
 T0 = 1_790_000_000_000  # epoch ms
 
 
-def _progress(name: str, batch: int, rows_in: float, rows_processed: float) -> QueryProgress:
+def _progress(name: str, batch: int, outstanding: int) -> QueryProgress:
+    """A batch of 100 rows from a file source with ``outstanding`` files left unread."""
     return QueryProgress.from_dict({
         "id": f"id-{name}", "runId": f"run-{name}", "name": name, "timestamp": "2026-11-23T10:00:00.000Z",
-        "batchId": batch, "batchDuration": 400, "numInputRows": 100, "inputRowsPerSecond": rows_in,
-        "processedRowsPerSecond": rows_processed, "durationMs": {"triggerExecution": 400}})
+        "batchId": batch, "batchDuration": 400, "numInputRows": 100, "inputRowsPerSecond": 250.0,
+        "processedRowsPerSecond": 250.0, "durationMs": {"triggerExecution": 400},
+        "sources": [{"description": "FileStreamSource[/in]", "numInputRows": 100,
+                     "metrics": {"numFilesOutstanding": str(outstanding)}}]})
 
 
 class _Clock:
@@ -40,18 +43,19 @@ def test_a_query_is_judged_again_exactly_when_its_diagnosis_could_change():
     def step() -> dict[str, Diagnosis]:
         got = dict(model.diagnose_all())
         for name, row in model.board.rows.items():  # the oracle: judged afresh
-            fresh = diagnose(row, model.heads.get(name), trigger_interval_ms(triggers[name]), clock.now)
+            fresh = diagnose(row, model.heads.get(name), known_trigger(triggers[name]), clock.now)
             assert got[name] == fresh, (name, got[name], fresh)
         seen.append({n: d.code for n, d in got.items()})
         return got
 
     for name in ("a", "b"):
         model.board.apply(QueryStarted(f"id-{name}", f"run-{name}", None, name=name))
-        model.board.apply(_progress(name, 0, 100.0, 200.0))
+        model.board.apply(_progress(name, 0, 5))
     first = step()
     again = step()
     assert again["a"] is first["a"]  # nothing changed: the kept diagnosis, not a new judgement
-    model.board.apply(_progress("a", 1, 1000.0, 100.0))  # new progress: processed < input
+    model.board.apply(_progress("a", 1, 6))
+    model.board.apply(_progress("a", 2, 9))  # new progress: files outstanding rose batch after batch
     step()
     # a planned batch without a commit: judged on every call, the clock alone makes it stuck
     model.heads["b"] = CheckpointHead(offsets_batch=5, commit_batch=4, offsets_timestamp_ms=T0)

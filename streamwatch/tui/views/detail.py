@@ -101,7 +101,7 @@ class DetailView(ModelView, VerticalScroll):
             self._put(head, "select a query in the queries view (enter)")
             return
         diagnosis = model.diagnoses.get(row.name)
-        trigger = model.trigger_label(row.name) if model.real_time(row.name) else model.trigger_of(row.name)
+        trigger = model.trigger_label(row.name)
         mode = model.output_mode_of(row.name)
         width = max(20, self.app.size.width - 4)
         t = Text()
@@ -113,7 +113,7 @@ class DetailView(ModelView, VerticalScroll):
             t.append(f"  {diagnosis.text}", style=style)
         t.append(f"\nbatch {fmt.count(row.batch_id)} · trigger {trigger} · output mode {mode} · "
                  f"{fmt.count(row.progress_count)} progress updates (kept {len(row.history):,}) · "
-                 f"rows in {fmt.count(row.total_input_rows)} · out {fmt.count(row.total_output_rows)}")
+                 f"rows in {fmt.count(row.total_input_rows)} · out {'unknown' if row.total_output_rows is None else fmt.count(row.total_output_rows)}")
         if row.note:
             t.append(f"\n{row.status}: {row.note}", style="cyan" if row.status == "queued" else "yellow")
         if row.query_id:

@@ -1,0 +1,176 @@
+"""Starting, running, stuck and stopped are told apart, each verdict held against Spark's own
+account of the query: its progress (``recentProgress``), whether a batch is running
+(``status.isTriggerActive``), and the checkpoint's ``offsets/N`` and ``commits/N`` files read
+here directly — never against streamwatch's reader.
+
+One query (rate → ``foreachBatch``, ``processingTime=1 second``) lives through: batches that
+commit (never *stuck*, whatever the clock says while they do), a batch that blocks (*stuck*
+only while Spark shows it running with no commit), a batch that fails (*failed*, the planned
+batch left uncommitted), and a restart on the same checkpoint that re-runs that batch:
+*starting*, not *stuck*, even on a clock 83 s past the old batch's planning time (the
+previous run planned it, this run has not waited for it)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis
+from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
+from streamwatch.model.runtime import QueryPlan, RunPlan
+
+pytestmark = pytest.mark.spark
+NAME = "liveness"
+
+
+def _ids(folder: Path) -> list[int]:
+    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.exists() else []
+
+
+def head_of(cp: Path) -> CheckpointHead:
+    """The checkpoint's latest planned and committed batch, read from its files."""
+    offsets, commits = _ids(cp / "offsets"), _ids(cp / "commits")
+    ts = None
+    if offsets:
+        ts = json.loads((cp / "offsets" / str(offsets[-1])).read_text().splitlines()[1])["batchTimestampMs"]
+    return CheckpointHead(offsets[-1] if offsets else None, commits[-1] if commits else None, ts)
+
+
+class Gate:
+    """What the foreachBatch sink does with the next batches: pass, block until opened, fail."""
+
+    def __init__(self) -> None:
+        self.mode = "pass"
+        self.opened = threading.Event()
+        self.delay_s = 0.0
+
+    def __call__(self, df, batch_id) -> None:
+        df.count()
+        time.sleep(self.delay_s)
+        if self.mode == "block":
+            self.opened.wait(300)
+        if self.mode == "fail":  # also a blocked batch, released to fail
+            raise RuntimeError(f"batch {batch_id} failed on purpose")
+
+
+class Watcher:
+    """A DashboardModel fed with Spark's own events for one query, heads read from disk."""
+
+    def __init__(self, cp: Path, clock) -> None:
+        plan = RunPlan("truth", "", (QueryPlan(NAME, "", str(cp), ""),), (), "processingTime=1 second")
+        self.cp = cp
+        self.model = DashboardModel(plan, clock=clock)
+        self.seen: set[str] = set()
+
+    def start(self, q) -> None:
+        self.model.board.apply(QueryStarted(str(q.id), str(q.runId), _now_iso(), name=NAME))
+
+    def sync(self, q) -> None:
+        for p in q.recentProgress:
+            d = json.loads(p.json)
+            key = f"{d['runId']}:{d['batchId']}"
+            if key not in self.seen:
+                self.seen.add(key)
+                self.model.board.apply(QueryProgress.from_dict(d))
+
+    def judge(self) -> Diagnosis:
+        self.model.heads[NAME] = head_of(self.cp)
+        return self.model.diagnose_all()[NAME]
+
+
+def _now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def _start(spark, cp: Path, gate: Gate):
+    return (spark.readStream.format("rate").option("rowsPerSecond", 5).load()
+            .writeStream.queryName(NAME).option("checkpointLocation", str(cp))
+            .trigger(processingTime="1 second").foreachBatch(gate).start())
+
+
+def test_running_stuck_failed_and_restarted_are_told_apart(spark, tmp_path):
+    cp = tmp_path / "cp"
+    clock = {"skew": 0}
+    watcher = Watcher(cp, lambda: int(time.time() * 1000) + clock["skew"])
+    gate = Gate()
+    q = _start(spark, cp, gate)
+    watcher.start(q)
+    try:
+        # 1. batches that commit: never stuck, however long each one takes within its cadence
+        gate.delay_s = 1.5  # each batch longer than the 1 s trigger
+        deadline = time.monotonic() + 180
+        while len(_ids(cp / "commits")) < 5:
+            assert time.monotonic() < deadline, "5 batches did not commit in 180 s"
+            watcher.sync(q)
+            d = watcher.judge()
+            assert d.code != "stuck", d
+            q.awaitTermination(0.2)
+        watcher.sync(q)
+        d = watcher.judge()
+        assert d.code in ("ok", "slow"), d
+        if d.code == "slow":  # Spark's own progress shows batches longer than the interval
+            durations = [p["batchDuration"] for p in (json.loads(x.json) for x in q.recentProgress)][-3:]
+            assert all(ms > 1000 for ms in durations), (d, durations)
+
+        # 2. a batch that blocks: stuck only while Spark shows it running, uncommitted
+        gate.delay_s = 0.0
+        gate.mode = "block"
+        deadline = time.monotonic() + 240
+        while True:
+            watcher.sync(q)
+            d = watcher.judge()
+            if d.code == "stuck":
+                break
+            assert time.monotonic() < deadline, f"never stuck: {d}"
+            q.awaitTermination(0.2)
+        head = head_of(cp)
+        assert head.offsets_batch is not None and head.offsets_batch not in _ids(cp / "commits")
+        assert q.status["isTriggerActive"], "Spark says a batch is running"
+        assert f"batch {head.offsets_batch} running" in d.text
+        blocked = head.offsets_batch
+
+        # 3. the blocked batch fails: failed, and the planned batch stays uncommitted
+        gate.mode = "fail"
+        gate.opened.set()
+        with pytest.raises(Exception):
+            q.awaitTermination(120)
+        assert not q.isActive
+        watcher.model.board.apply(QueryTerminated(str(q.id), str(q.runId), _now_iso(), exception="failed on purpose"))
+        d = watcher.judge()
+        assert d.code == "failed", d
+        assert blocked in _ids(cp / "offsets") and blocked not in _ids(cp / "commits")
+        planned_at = head_of(cp).offsets_timestamp_ms
+        assert planned_at is not None
+
+        # 4. restart on the same checkpoint: Spark re-runs the planned batch; until this run
+        # finishes one, it is starting — also on a clock 83 s past the old batch's planning
+        gate.mode = "pass"
+        gate.delay_s = 3.0
+        q = _start(spark, cp, gate)
+        watcher.start(q)
+        clock["skew"] = planned_at + 83_000 - int(time.time() * 1000)
+        judged = []
+        while q.lastProgress is None and q.isActive:
+            d = watcher.judge()
+            judged.append(d)
+            assert d.code == "starting", d
+            q.awaitTermination(0.2)
+        assert judged, "the restarted batch was judged while it ran"
+        clock["skew"] = 0
+        deadline = time.monotonic() + 120
+        while blocked not in _ids(cp / "commits"):
+            assert time.monotonic() < deadline
+            q.awaitTermination(0.2)
+        watcher.sync(q)
+        assert watcher.judge().code != "stuck"
+    finally:
+        gate.opened.set()
+        for s in spark.streams.active:
+            if s.name == NAME:
+                s.stop()
