@@ -3,16 +3,24 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run test bench doctor clean smoke reliability soak jars jars-s3
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+## what running needs (make run): streamwatch and its dependencies, not the tests' extras
 $(STAMP): $(BIN)/python pyproject.toml
+	@echo "installing streamwatch into $(VENV) (first time: 1-3 min; pip's cache makes later venvs quick)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --progress-bar off -e .
 	touch $(STAMP)
+
+## what the tests add (make test): pytest, moto, linters, the Spark Connect client ...
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --progress-bar off -e '.[test]'
+	touch $(TEST_STAMP)
 
 ## jars: JVM dependencies of jvm/pom.xml (Delta, Kafka connector, Kafka broker) into .jars/
 ##       via mvn (cached in ~/.m2); re-resolved when missing or when pom.xml is newer. Never
@@ -30,7 +38,7 @@ run: $(STAMP) jars
 	$(BIN)/streamwatch run --pipeline flights $(RUN_ARGS)
 
 ## test: lint (ruff), layer contracts (import-linter), types (mypy), then the whole test suite
-test: $(STAMP) jars
+test: $(TEST_STAMP) jars
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mypy
@@ -38,7 +46,7 @@ test: $(STAMP) jars
 	@if [ -z "$(PYTEST_ARGS)" ] || [ -n "$(COVERAGE_TARGETS)" ]; then $(BIN)/python scripts/coverage_targets.py; fi
 
 ## bench: benchmarks that print ratios against a named alternative
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 ## smoke: drive `make run` in tmux as a person would (scripts/tui-smoke)
@@ -46,7 +54,7 @@ smoke: $(STAMP)
 	scripts/tui-smoke
 
 ## reliability: >= 10,000 fuzz cases, faulty disks, exactly-once -> bench/RELIABILITY.md
-reliability: $(STAMP)
+reliability: $(TEST_STAMP)
 	$(BIN)/python bench/reliability_report.py
 
 ## soak: 30 min headless recording + replay --follow (SOAK_MINUTES=N to shorten); not in CI
