@@ -11,7 +11,7 @@ for Delta, the versions and files after the downstream's latest Delta source off
 :func:`~streamwatch.model.deltalog.delta_backlog`), the downstream's **layer latency** (median over recent batches of commit
 time minus the oldest input file's modification time) and the **end-to-end latency** of its
 latest batch (commit time minus the landing time of the oldest file it carries, followed
-through every watched upstream). The layer with the largest layer latency is marked slowest.
+through every watched upstream: a file sink's part files, a Delta sink's table versions). The layer with the largest layer latency is marked slowest.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from streamwatch.model.deltalog import delta_backlog
 #: Files remembered per query (written by a sink / read by a source) for backlog and lineage.
 REMEMBERED_FILES = 200_000
 LATENCY_BATCHES = 20
+#: Delta versions remembered per query writing a Delta table (their origins, for end-to-end latency)
+DELTA_VERSIONS = 10_000
 
 
 @dataclass
@@ -41,6 +43,26 @@ class _Layer:
     #: Delta sources: upstream url → latest offset read from it (version, index, starting)
     delta_read: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
     delta_table: str | None = None
+    #: Delta sink: table version → origin (epoch ms: landing time of the oldest file it carries)
+    version_origin: OrderedDict[int, int] = field(default_factory=OrderedDict)
+
+
+def _delta_origins(version_origin: OrderedDict[int, int], versions: tuple[int, int],
+                   position: tuple[int, int, bool] | None) -> list[int]:
+    """Origins of the upstream Delta versions one batch read. Delta's source offset
+    (``reservoirVersion``, ``index``, ``isStartingVersion``; see
+    :func:`~streamwatch.model.deltalog.delta_backlog`) says the files of a version up to
+    ``index`` are read, none of it when ``index`` is negative: a batch from the previous offset's
+    version ``lo`` to this one's ``hi`` read versions ``lo`` … ``hi`` (``hi - 1`` when its index
+    is negative); a starting version is read as a snapshot of every version up to it."""
+    lo, hi = versions
+    if position is not None:
+        _, index, starting = position
+        if index < 0 and not starting:
+            hi -= 1
+        if starting:
+            lo = min(version_origin, default=lo)
+    return [o for v, o in version_origin.items() if lo <= v <= hi]
 
 
 def _bounded(d: OrderedDict, limit: int = REMEMBERED_FILES) -> None:
@@ -104,6 +126,7 @@ class PipelineChain:
                 if up is not None and up != rec.checkpoint:
                     self.edges_seen.setdefault((up, rec.checkpoint), self.layers[up].watcher.sink_url or "")
                     layer.delta_read[up] = s.position if s.position is not None else (s.versions[1], -1, False)
+                    origins.extend(_delta_origins(self.layers[up].version_origin, s.versions, s.position))
         _bounded(layer.read)
         origin = min((o for o in origins if o), default=None)
         rec = layer.watcher.with_lineage(rec, origin)
@@ -117,6 +140,10 @@ class PipelineChain:
             for uri, size in zip(rec.output.paths, sizes):
                 layer.written[same_place(uri)] = (size, rec.batch_id, origin or rec.committed_at_ms)
             _bounded(layer.written)
+        if rec.output is not None and rec.output.kind == "delta":
+            for v in rec.output.versions:
+                layer.version_origin[v] = origin or rec.committed_at_ms
+            _bounded(layer.version_origin, DELTA_VERSIONS)
         return rec
 
     def layer_latency_ms(self, url: str) -> int | None:

@@ -6,16 +6,22 @@ A checkpoint is a folder holding ``offsets/`` and a ``metadata`` file (what
 ``state/``, ``_spark_metadata/``, ``_delta_log/`` or hidden folders. Folders are listed level by
 level, ``Storage.concurrency`` listings at a time (object storage is latency-bound), and the
 checkpoints are read the same way.
+
+Each checkpoint is read and judged by the caller's ``read`` — ``streamwatch inspect``'s own
+reading (sink discovery from the pipeline definition, the reader's findings, the state audit),
+so a row's verdict is the worst of the findings ``inspect`` shows for that checkpoint, never a
+second, thinner judgement.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
-from streamwatch.checkpoint.reader import CheckpointError, read_checkpoint
+from streamwatch.checkpoint.reader import CheckpointError
+from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import SEVERITY_RANK, Finding, Severity, worst_severity
 
 #: Folders never searched for checkpoints (they belong to one).
@@ -89,10 +95,18 @@ def _name(path: str) -> str | None:
     return None
 
 
-def read_fleet(raw_root: str, *, sizes: bool = True, storage_options: dict[str, Any] | None = None) -> list[FleetRow]:
+#: Reads one checkpoint (its path or URL as the user would type it) with every finding
+#: ``inspect`` shows for it; raises :class:`CheckpointError` when it cannot be read.
+ReadCheckpoint = Callable[[str], Checkpoint]
+
+
+def read_fleet(raw_root: str, *, read: ReadCheckpoint, storage_options: dict[str, Any] | None = None) -> list[FleetRow]:
     """Find and summarise every checkpoint under ``raw_root`` (local folder or fsspec URL),
-    worst first (unreadable, errors, warnings, info, healthy; then by path). Raises
-    :class:`CheckpointError` when ``raw_root`` itself is missing or not a folder."""
+    worst first (unreadable, errors, warnings, info, healthy; then by path). ``read`` reads
+    each one as ``inspect`` does (the CLI passes its own reading: this package cannot import
+    the state audit or the pipeline definitions), so ``worst`` is the worst severity of the
+    findings ``inspect`` shows. Raises :class:`CheckpointError` when ``raw_root`` itself is
+    missing or not a folder."""
     try:
         storage, root = open_storage(raw_root, storage_options)
         kind = storage.kind(root)
@@ -106,7 +120,7 @@ def read_fleet(raw_root: str, *, sizes: bool = True, storage_options: dict[str, 
         url = _url(raw_root, root, path)
         name = _name(path)
         try:
-            cp = read_checkpoint(url, full=False, sizes=sizes, storage_options=storage_options)
+            cp = read(url)
         except CheckpointError as e:
             return FleetRow(url, name, error=str(e))
         except Exception as e:  # noqa: BLE001 - one bad checkpoint never stops the fleet

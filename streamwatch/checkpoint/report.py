@@ -41,6 +41,30 @@ def _n(v: object) -> str:
     return "-" if v is None else str(v)
 
 
+def duration_text(ms: int | float | None, *, signed: bool = False) -> str:
+    """A duration in ms as people read it, in the units ``age_text`` uses: ``850 ms``, ``9 s``,
+    ``1.5 s``, ``60 s`` (seconds below 2 min), ``5 min 30 s``, ``3 h 20 min``, ``17 d 5 h``
+    (the smaller unit truncated, dropped when 0; days with thousands separators); with
+    ``signed`` a leading ``+`` or ``-`` (``-60 s``; ``0 ms`` has none); ``-`` for None."""
+    if ms is None:
+        return "-"
+    a = abs(ms)
+    shown = a >= 1 if a < 1000 else True  # a sign on "0 ms" would claim a direction
+    sign = ("-" if ms < 0 else "+" if signed else "") if shown else ""
+    if a < 1000:
+        return f"{sign}{int(a)} ms"
+    if a < 120_000:  # seconds, truncated to one decimal shown only when there is one ("1.5 s", "60 s")
+        return f"{sign}{int(a // 100) / 10:,.1f}".removesuffix(".0") + " s"
+    s = int(a // 1000)
+    if s < 2 * 3600:
+        big, n, small, rest = "min", s // 60, "s", s % 60
+    elif s < 2 * 86400:
+        big, n, small, rest = "h", s // 3600, "min", s % 3600 // 60
+    else:
+        big, n, small, rest = "d", s // 86400, "h", s % 86400 // 3600
+    return f"{sign}{n:,} {big}" + (f" {rest} {small}" if rest else "")
+
+
 def _bytes(n: int | None) -> str:
     if n is None:
         return "- (--sizes)"
@@ -236,4 +260,4 @@ def fleet_table(root: str, rows: Sequence[FleetRow]) -> Table | Text:
     return t
 
 
-__all__ = ["batch", "findings_table", "fleet_table", "redact", "summary", "timeline"]
+__all__ = ["batch", "duration_text", "findings_table", "fleet_table", "redact", "summary", "timeline"]

@@ -123,13 +123,16 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
 
 
 def _workspace_of(checkpoint: str) -> str:
-    """The workspace root a ``<root>/checkpoints/<pipeline>/<layer>`` checkpoint lies in, else
-    ``./streamwatch-workspace``."""
-    from pathlib import Path
+    """The workspace root a ``<root>/checkpoints/<pipeline>/<layer>`` checkpoint lies in (a
+    local path made absolute, or an ``s3://`` URL), else ``./streamwatch-workspace``."""
+    from streamwatch.model.location import Location, LocationError
 
-    p = Path(checkpoint).resolve()
-    if len(p.parents) >= 3 and p.parents[1].name == "checkpoints":
-        return str(p.parents[2])
+    try:  # a Location, not a Path: an s3:// checkpoint keeps its scheme and bucket
+        loc = Location.parse(checkpoint)
+    except LocationError:
+        return "streamwatch-workspace"
+    if loc.name and loc.parent.name and loc.parent.parent.name == "checkpoints":
+        return str(loc.parent.parent.parent)
     return "streamwatch-workspace"
 
 

@@ -109,26 +109,79 @@ def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None
 def _span(s: list[int] | None) -> str:
     if not s:
         return "none"
-    return str(s[0]) if s[0] == s[1] else f"{s[0]}–{s[1]} ({s[1] - s[0] + 1})"
+    return str(s[0]) if s[0] == s[1] else f"{s[0]}–{s[1]} ({s[1] - s[0] + 1:,})"
+
+
+def _id(v: Any) -> str:
+    """A batch id or version as written (ids take no thousands separators), ``-`` when absent."""
+    return "-" if v is None else str(v)
+
+
+def _num(v: Any) -> str:
+    """A count or offset for people: ``1,234,567``; a float to 3 decimals; ``-`` when absent."""
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:,.3f}".rstrip("0").rstrip(".")
+    return f"{int(v):,}"
+
+
+def _signed(v: int | float | None) -> str:
+    """A change: ``+3``, ``-60``, ``±0`` — one sign, never ``+-``."""
+    if v is None:
+        return "-"
+    return "±0" if v == 0 else ("+" if v > 0 else "-") + _num(abs(v))
+
+
+def _bytes(n: int | None, signed: bool = False) -> str:
+    from streamwatch.analysis.fmt import size
+
+    if n is None:
+        return "-"
+    return (("+" if n > 0 else "-" if n < 0 else "±") if signed else "") + size(abs(n))
+
+
+def _versions(v: list[int] | None) -> str:
+    """A state operator's (min, max) versions as ``1–5``, ``-`` when there are none."""
+    if not v:
+        return "-"
+    return str(v[0]) if v[0] == v[1] else f"{v[0]}–{v[1]}"
+
+
+def _wm(ms: int | None) -> str:
+    """A watermark (epoch ms) as UTC text; ``none`` for 0/absent (no event time yet)."""
+    from streamwatch.model.timefmt import utc_text
+
+    if not ms:
+        return "none"
+    text = utc_text(ms, millis=ms % 1000 != 0)
+    return f"{text} UTC" if text else f"{ms:,} ms (out of range)"
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The text report of a ``streamwatch.diff/1`` document."""
+    """The text report of a ``streamwatch.diff/1`` document: numbers with thousands separators,
+    durations in s/min/h/d, sizes in B/KiB/MiB/GiB, signed changes, ``-`` for an unknown value."""
+    from streamwatch.checkpoint.report import duration_text
+
     out = [f"old  {doc['old']['path']} ({doc['old']['origin']})", f"new  {doc['new']['path']} ({doc['new']['origin']})"]
     if doc["same_query"] is False:
         out.append(f"!! different queries: {doc['old']['query_id']} vs {doc['new']['query_id']}")
     b = doc["batches"]
-    out.append(f"batches   latest {b['old']['latest']} → {b['new']['latest']}, committed {b['old']['last_committed']} → {b['new']['last_committed']}")
+    out.append(f"batches   latest {_id(b['old']['latest'])} → {_id(b['new']['latest'])}, "
+               f"committed {_id(b['old']['last_committed'])} → {_id(b['new']['last_committed'])}")
     out.append(f"          planned {_span(b['planned'])}; committed {_span(b['committed'])}; purged {_span(b['purged'])}"
                + (f"; ROLLED BACK {_span(b['rolled_back'])}" if b["rolled_back"] else ""))
     w = doc["watermark"]
     if w["old_ms"] != w["new_ms"]:
-        moved = f" (+{w['moved_ms'] / 1000:g} s)" if w["moved_ms"] is not None else ""
-        out.append(f"watermark {w['old'] or w['old_ms']} → {w['new'] or w['new_ms']}{moved}")
+        # 0 is Spark's "no watermark yet": a move from or to it is no duration
+        moved = f" ({duration_text(w['moved_ms'], signed=True)})" if w["moved_ms"] is not None and w["old_ms"] and w["new_ms"] else ""
+        out.append(f"watermark {_wm(w['old_ms'])} → {_wm(w['new_ms'])}{moved}")
     else:
-        out.append(f"watermark unchanged ({w['new'] or w['new_ms']})")
+        out.append(f"watermark unchanged ({_wm(w['new_ms'])})")
     for s in doc["sources"]:
-        head = f"source {s['id']} ({s['kind']})"
+        head = f"source {s['id']} ({s['kind'] or 'unknown kind'})"
         if not s["changed"]:
             out.append(f"{head}: unchanged")
             continue
@@ -137,18 +190,18 @@ def render(doc: dict[str, Any]) -> str:
         elif s["kind"] == "file":
             lo = s["log_offset"]
             n = s["files_added"]
-            out.append(f"{head}: logOffset {lo['old']} → {lo['new']}, {'?' if n is None else n} files added")
+            out.append(f"{head}: logOffset {_id(lo['old'])} → {_id(lo['new'])}, {'unknown number of' if n is None else _num(n)} files added")
             for p in (s["files"] or [])[:10]:
                 out.append(f"    + {p}")
             if s["files"] and len(s["files"]) > 10:
-                out.append(f"    … {len(s['files']) - 10} more")
+                out.append(f"    … {len(s['files']) - 10:,} more")
         elif s["kind"] == "kafka":
-            out.append(f"{head}: {s['records']} records")
+            out.append(f"{head}: {_signed(s['records'])} records")
             for r in s["partitions"]:
-                out.append(f"    {r['topic']}[{r['partition']}] {r['old']} → {r['new']} (+{r['delta']})")
+                out.append(f"    {r['topic']}[{r['partition']}] {_num(r['old'])} → {_num(r['new'])} ({_signed(r['delta'])})")
         else:
-            parts = [f"{k} {v['old']} → {v['new']}" + (f" (+{v['delta']})" if "delta" in v else "") for k, v in s["fields"].items()]
-            out.append(f"{head}: " + ("; ".join(parts) or f"{s['old']} → {s['new']}"))
+            parts = [f"{k} {_num(v['old'])} → {_num(v['new'])}" + (f" ({_signed(v['delta'])})" if "delta" in v else "") for k, v in s["fields"].items()]
+            out.append(f"{head}: " + ("; ".join(parts) or f"{s['old'] or '-'} → {s['new'] or '-'}"))
     c = doc["conf"]
     for k, v in c["added"].items():
         out.append(f"conf + {k}={v}")
@@ -159,18 +212,26 @@ def render(doc: dict[str, Any]) -> str:
     for st in doc["state"]:
         v = st["versions"]
         d = st["bytes_delta"]
-        out.append(f"state {st['operator_id']} ({st['name']}): versions {v['old']} → {v['new']}" + (f", {d:+d} bytes" if d else ""))
+        out.append(f"state {st['operator_id']} ({st['name'] or '-'}): versions {_versions(v['old'])} → {_versions(v['new'])}"
+                   + (f", {_bytes(d, signed=True)}" if d else ""))
         for p in (st["partitions"] or [])[:20]:
-            out.append(f"    partition {p['partition']}/{p['store']}: version {p['version']['old']} → {p['version']['new']}, bytes {p['bytes']['old']} → {p['bytes']['new']}")
+            out.append(f"    partition {p['partition']}/{p['store']}: version {_id(p['version']['old'])} → {_id(p['version']['new'])}, "
+                       f"bytes {_bytes(p['bytes']['old'])} → {_bytes(p['bytes']['new'])}")
     sk = doc["sink"]
     if sk["kind"]:
         e = sk["entries"]
         added = sk["files_added"]
-        out.append(f"sink ({sk['kind']}): log entries {e['old']} → {e['new']}" + (f", {len(added)} files added" if added is not None else ""))
+        out.append(f"sink ({sk['kind']}): log entries {_num(e['old'])} → {_num(e['new'])}" + (f", {len(added):,} files added" if added is not None else ""))
         if sk["delta_version"]:
-            out.append(f"    Delta version {sk['delta_version']['old']} → {sk['delta_version']['new']}")
-    for f in doc["findings"]["appeared"]:
-        out.append(f"finding + {f['severity']} {f['code']}: {f['message']}")
-    for f in doc["findings"]["cleared"]:
-        out.append(f"finding - {f['severity']} {f['code']}: {f['message']}")
+            out.append(f"    Delta version {_id(sk['delta_version']['old'])} → {_id(sk['delta_version']['new'])}")
+    f = doc["findings"]
+    for x in f["appeared"]:
+        out.append(f"finding + {x['severity']} {x['code']}: {x['message']}")
+    for x in f["cleared"]:
+        out.append(f"finding - {x['severity']} {x['code']}: {x['message']}")
+    for x in f.get("changed", []):
+        o, n = x["old"], x["new"]
+        sev = n["severity"] if o["severity"] == n["severity"] else f"{o['severity']} → {n['severity']}"
+        was = f" (was: {o['message']})" if o["message"] != n["message"] else ""
+        out.append(f"finding ~ {sev} {x['code']}: {n['message']}{was}")
     return "\n".join(out)

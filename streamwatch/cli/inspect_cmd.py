@@ -46,6 +46,37 @@ def _is_folder(path: str) -> bool:
         return False
 
 
+def read_as_inspect(path: str, *, sink: str | None = None, full: bool = False, sizes: bool = False,
+                    measure: bool = False, storage_options: dict | None = None):
+    """The checkpoint at ``path`` with every finding ``streamwatch inspect PATH`` shows: the
+    sink from the workspace's pipeline definition when ``sink`` is None, the reader's findings,
+    the state audit's (growth, skew, restart cost). The one reading both ``inspect PATH`` and
+    ``inspect --recursive`` judge by. ``sizes`` is ``--sizes`` (state bytes measured, and the
+    audit budgeted by bytes: 256 MiB); ``measure`` measures bytes for display only, judging as
+    ``inspect`` without ``--sizes`` does (on a local disk: no bytes, the audit budgeted by
+    file count: 5,000). Raises :class:`~streamwatch.checkpoint.CheckpointError`."""
+    from dataclasses import replace
+
+    from streamwatch.checkpoint import read_checkpoint
+    from streamwatch.checkpoint.fs import LocalStorage, open_storage
+    from streamwatch.state.audit import with_audit_findings
+
+    if sink is None:  # a workspace checkpoint: its table from the pipeline definition
+        from streamwatch.pipeline import table_of_checkpoint
+
+        table = table_of_checkpoint(path)
+        sink = str(table) if table is not None and _is_folder(str(table)) else None
+    cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes or measure, storage_options=storage_options)
+    judged = cp
+    if measure and not sizes and any(op.bytes is not None for op in cp.state) \
+            and isinstance(open_storage(path, storage_options)[0], LocalStorage):
+        # bytes read for display only: without --sizes inspect has none on a local disk, so
+        # its audit budgets by file count; the audit sees what inspect's would
+        judged = replace(cp, state=tuple(replace(op, bytes=None) for op in cp.state))
+    audited = with_audit_findings(judged, path, storage_options)  # state growth / skew / restart-cost findings
+    return cp if audited is judged else replace(cp, findings=audited.findings)
+
+
 def _fail(msg: str) -> None:
     click.echo(f"streamwatch inspect: {msg}", err=True)
     sys.exit(ExitCode.UNREADABLE)
@@ -58,8 +89,8 @@ def _fleet(root: str, as_json: bool, check: bool) -> None:
 
     if not as_json and sys.stderr.isatty():
         click.echo(f"streamwatch inspect: searching {root} for checkpoints…", err=True)
-    try:
-        rows = read_fleet(root)
+    try:  # each checkpoint judged by inspect's own reading (state bytes measured for the column)
+        rows = read_fleet(root, read=lambda url: read_as_inspect(url, measure=True))
     except CheckpointError as e:
         _fail(str(e))
         return
@@ -102,7 +133,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     commits, conf drift, missing or orphan state versions, unknown log versions,
     truncated files, stray files…). PATH may be a local folder or an fsspec URL.
     """
-    from streamwatch.checkpoint import CheckpointError, batch_timeline, read_checkpoint
+    from streamwatch.checkpoint import CheckpointError, batch_timeline
     from streamwatch.model.findings import worst_severity
 
     if batches and batch_id is not None:
@@ -115,22 +146,14 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
         _fleet(path, as_json, check)
         return
     full = batches or batch_id is not None
-    if sink is None:  # a workspace checkpoint: its table from the pipeline definition
-        from streamwatch.pipeline import table_of_checkpoint
-
-        table = table_of_checkpoint(path)
-        sink = str(table) if table is not None and _is_folder(str(table)) else None
     try:
-        cp = read_checkpoint(path, sink=sink, full=full, sizes=sizes)
+        cp = read_as_inspect(path, sink=sink, full=full, sizes=sizes)
     except CheckpointError as e:
         _fail(str(e))
         return
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
         _fail(f"{path}: unreadable ({type(e).__name__}: {e})")
         return
-    from streamwatch.state.audit import with_audit_findings
-
-    cp = with_audit_findings(cp, path)  # state growth / skew / restart-cost findings
     lags = None
     if kafka_bootstrap:
         cp, lags = _with_kafka_lag(cp, path, kafka_bootstrap)

@@ -104,7 +104,9 @@ def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
 def _ids(ids: list[int]) -> str:
     if not ids:
         return "none"
-    return ", ".join(str(i) for i in ids) if len(ids) <= 4 else f"{ids[0]}–{ids[-1]} ({len(ids)})"
+    return ", ".join(str(i) for i in ids) if len(ids) <= 4 else f"{ids[0]}–{ids[-1]} ({len(ids):,})"
+
+
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -117,13 +119,16 @@ def render(doc: dict[str, Any]) -> str:
             out.append(f"     {what} {e['path']}" + (f" ← {e['source']}" if e.get("source") else "") + (f"  {e['content']}" if e.get("content") else ""))
     if doc["repairs"]:
         a = doc["after"]
-        out.append(f"after: offsets end at {a['latest_offsets']}, commits at {a['last_commit']}")
+        # an absent end is a fact about the repaired log (nothing left / nothing committed)
+        offs = "no offsets left (the query starts from its sources' start)" if a["latest_offsets"] is None else f"offsets end at {a['latest_offsets']}"
+        out.append(f"after: {offs}, " + ("no batch committed" if a["last_commit"] is None else f"commits at {a['last_commit']}"))
         out.append(f"cost: re-run {_ids(doc['rerun'])}; re-planned {_ids(doc['replanned'])}")
         s = doc["sink"]
         out.append(f"sink ({s['kind']}): " + ("may see a batch twice — " if s["sees_batch_twice"] else "sees no batch twice — ") + s["why"])
     if doc.get("spark") is not None:
         sp = doc["spark"]
-        out.append("Spark: " + (f"restarted on a copy, {sp['batches_run']} batch(es) run" if sp["restarted"] else f"refused: {sp['error']}"))
+        run = "an unknown number of" if sp["batches_run"] is None else f"{sp['batches_run']:,}"
+        out.append("Spark: " + (f"restarted on a copy, {run} batch(es) run" if sp["restarted"] else f"refused: {sp['error'] or 'no reason given'}"))
     if doc.get("applied_to"):
-        out.append(f"repaired copy written to {doc['applied_to']} ({len(doc['edited'])} edits); the original is untouched")
+        out.append(f"repaired copy written to {doc['applied_to']} ({len(doc['edited']):,} edits); the original is untouched")
     return "\n".join(out)

@@ -205,13 +205,16 @@ def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> Operat
     return replace(a, verdict=verdict, evidence=evidence, batches_to_projection=proj if verdict == "growing" else None)
 
 
-def audit_state(path: str, storage_options: dict | None = None, *, recording: str | None = None) -> list[OperatorGrowth]:
+def audit_state(path: str, storage_options: dict | None = None, *, recording: str | None = None,
+                checkpoint=None) -> list[OperatorGrowth]:
     """The audit of every state operator of the checkpoint at ``path`` up to its last
     committed batch; ``recording``: a streamwatch recording (JSONL) or Spark event log of
     the query whose progress reports sharpen the verdict (reports of other queries are
     ignored). Raises :class:`StateReadError` when the checkpoint or the recording cannot
-    be read; an operator whose files cannot be read has verdict ``unknown`` and ``error`` set."""
-    cp, ctx = open_context(path, storage_options)
+    be read; an operator whose files cannot be read has verdict ``unknown`` and ``error`` set.
+    ``checkpoint``: the checkpoint at ``path`` already read (a summary read suffices), so it is
+    not read twice."""
+    cp, ctx = open_context(path, storage_options, checkpoint)
     if not cp.state or not cp.commit_batch_ids:
         return []
     reports = None
@@ -304,7 +307,7 @@ def with_audit_findings(cp, path: str, storage_options: dict | None = None):
                          cp.state[0].path)]
     else:
         try:
-            extra = audit_findings(audit_state(path, storage_options))
+            extra = audit_findings(audit_state(path, storage_options, checkpoint=cp))
         except Exception as e:  # noqa: BLE001 - the audit must never break inspect
             extra = [Finding("warning", "state-audit-unreadable",
                              " ".join(f"state growth not audited: {type(e).__name__}: {e}".split()), cp.state[0].path)]

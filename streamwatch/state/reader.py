@@ -208,10 +208,11 @@ def default_stores(op: StateOperator) -> list[str]:
     return names
 
 
-def open_context(path: str, storage_options: dict | None = None):
-    """(checkpoint model, context) for ``path``. Raises :class:`StateReadError`."""
+def open_context(path: str, storage_options: dict | None = None, checkpoint=None):
+    """(checkpoint model, context) for ``path``; ``checkpoint``: the checkpoint already read
+    (not read again). Raises :class:`StateReadError`."""
     try:
-        cp = read_checkpoint(path, full=False, storage_options=storage_options)
+        cp = checkpoint if checkpoint is not None else read_checkpoint(path, full=False, storage_options=storage_options)
     except CheckpointError as e:
         raise StateReadError(str(e)) from None
     try:

@@ -38,8 +38,8 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
 
     from streamwatch.analysis.board import QueryBoard
     from streamwatch.analysis.diagnosis import diagnose
-    from streamwatch.analysis.triggers import parse_trigger
     from streamwatch.analysis.realtime import looks_real_time
+    from streamwatch.analysis.triggers import parse_trigger
     from streamwatch.model.events import QueryProgress, QueryStarted
 
     from sample_pipelines.clicks.factory import ensure_topic

@@ -34,6 +34,7 @@ from typing import Any, Literal, Mapping
 import orjson
 
 from streamwatch.checkpoint.fs import Storage
+from streamwatch.checkpoint.ops.paths import inside, same_place
 from streamwatch.model.checkpoint import Checkpoint
 
 SCHEMA = "streamwatch.compat/1"
@@ -212,8 +213,10 @@ def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
             if ns.kind == "file":
                 log = next((s for s in cp.sources if s.index == i), None)
                 dirs = {e.path.rsplit("/", 1)[0] for e in log.entries} if log and log.entries_loaded else set()
-                want = _norm(ns.path)
-                if dirs and want and not any(_norm(d) == want for d in dirs):
+                # the log holds Spark's URIs (file:///…, %20), the query the path as typed
+                # (maybe relative): compared as places; a partitioned source lists files in
+                # subfolders of the folder it reads
+                if dirs and ns.path and not any(inside(d, ns.path) for d in dirs):
                     rows.append(_row(f"source {i} path", "incompatible",
                                      f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark matches sources by index "
                                      "and resumes this log (it refuses when the last batch read files here, else the source reads its "
@@ -231,7 +234,7 @@ def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
         new_kind = "file" if fmt in ("parquet", "json", "csv", "orc", "text") else fmt
         if new_kind != old_kind:
             rows.append(_row("sink kind", "allowed", f"sink changes from {old_kind} to {fmt}: the new sink starts without the old one's batches", cp.sink_path))
-        elif _norm(new.sink_path) != _norm(cp.sink_path):
+        elif not same_place(new.sink_path, cp.sink_path):  # ./ws/tables/x is /…/ws/tables/x
             rows.append(_row("sink path", "allowed", f"the sink moves to {new.sink_path}: a new _spark_metadata starts there, the old folder keeps what was written", cp.sink_path))
         else:
             rows.append(_row("sink path", "compatible", "same sink folder", cp.sink_path))
@@ -280,10 +283,3 @@ def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
     verdict = {0: "compatible", 1: "allowed", 3: "incompatible"}[worst]
     return {"schema": SCHEMA, "path": cp.path, "query_id": cp.query_id, "verdict": verdict, "rules": rows}
 
-
-def _norm(p: str | None) -> str | None:
-    if p is None:
-        return None
-    p = p.removeprefix("file://").removeprefix("file:")
-    p = re.sub(r"^/+", "/", p)
-    return p.rstrip("/")

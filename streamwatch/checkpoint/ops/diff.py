@@ -5,7 +5,7 @@ Compares two :class:`~streamwatch.checkpoint.ops.snapshot.Snapshot` objects: bat
 and purged, each source's offset movement (file-source log files added, Kafka offsets per
 partition, rate/Delta/number fields), watermark movement (ms), conf keys added/removed/changed,
 state versions and bytes per operator and partition, sink log entries added, findings that
-appeared or cleared. :func:`at_batch` makes the snapshot of one checkpoint as of batch N, for
+appeared, cleared or changed (matched by code and subject, not by their text). :func:`at_batch` makes the snapshot of one checkpoint as of batch N, for
 ``--from-batch A --to-batch B``.
 
 The document is plain JSON types; keys are stable within ``streamwatch.diff/1`` (new keys may
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from streamwatch.checkpoint.jsonout import iso, redact
+from streamwatch.checkpoint.ops.paths import place, relative_to
 from streamwatch.checkpoint.ops.snapshot import OperatorState, Snapshot, SourceState
 from streamwatch.model.checkpoint import Checkpoint
 
@@ -136,8 +137,7 @@ def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
             files_added = sorted(p for p, _ in new.sink_files if p not in before)
         elif old.latest is not None:
             files_added = sorted(p for p, b in new.sink_files if b > old.latest)
-    ofind = {(f[1], f[3], f[2]): f for f in old.findings}
-    nfind = {(f[1], f[3], f[2]): f for f in new.findings}
+    appeared, cleared, changed_findings = _findings_change(old, new)
     wm_o, wm_n = old.watermark_ms, new.watermark_ms
     return {
         "schema": SCHEMA,
@@ -170,15 +170,69 @@ def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
             "files_added": files_added,
             "delta_version": {"old": old.delta_version, "new": new.delta_version} if (old.delta_version, new.delta_version) != (None, None) else None,
         },
-        "findings": {
-            "appeared": [_finding(nfind[k]) for k in sorted(set(nfind) - set(ofind), key=str)],
-            "cleared": [_finding(ofind[k]) for k in sorted(set(ofind) - set(nfind), key=str)],
-        },
+        "findings": {"appeared": appeared, "cleared": cleared, "changed": changed_findings},
     }
 
 
-def _finding(f: tuple[str, str, str, str | None]) -> dict[str, Any]:
-    return {"severity": f[0], "code": f[1], "message": f[2], "path": f[3]}
+Found = tuple[str, str, str, str | None]
+
+
+def _finding(f: Found, subject: str | None = None) -> dict[str, Any]:
+    return {"severity": f[0], "code": f[1], "message": f[2], "path": f[3], "subject": subject}
+
+
+def _subject(snap: Snapshot, path: str | None) -> str | None:
+    """What a finding is about, the same for two copies of one checkpoint: its file relative to
+    the checkpoint (``offsets/3``) or to the sink folder (``sink:_spark_metadata/3``), else the
+    file's place (:func:`~streamwatch.checkpoint.ops.paths.place`); None for the whole checkpoint."""
+    if path is None:
+        return None
+    rel = relative_to(path, snap.path)
+    if rel is not None:
+        return rel
+    rel = relative_to(path, snap.sink_path) if snap.sink_path else None
+    return f"sink:{rel}" if rel is not None else place(path)
+
+
+def _detail(snap: Snapshot, f: Found) -> tuple[str, str]:
+    """(severity, message) with the snapshot's own folders named generically: two copies of a
+    checkpoint word the same finding with their own paths."""
+    msg = f[2]
+    names = {snap.path: "<checkpoint>", place(snap.path): "<checkpoint>"}
+    if snap.sink_path:
+        names |= {snap.sink_path: "<sink>", place(snap.sink_path): "<sink>"}
+    for raw in sorted((n for n in names if n), key=len, reverse=True):
+        msg = msg.replace(raw.rstrip("/"), names[raw])
+    return f[0], msg
+
+
+def _findings_change(old: Snapshot, new: Snapshot) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(appeared, cleared, changed): findings matched by identity — code and subject (what
+    :func:`_subject` says it is about) — not by their text, which names the folder it was read
+    from and numbers that move; a matched finding whose severity or message (folders named
+    generically) differs is ``changed``. Several findings of one identity pair by equal
+    detail first, then in order."""
+    groups: dict[tuple[str, str | None], tuple[list[Found], list[Found]]] = {}
+    for side, snap in ((0, old), (1, new)):
+        for f in snap.findings:
+            groups.setdefault((f[1], _subject(snap, f[3])), ([], []))[side].append(f)
+    appeared: list[dict[str, Any]] = []
+    cleared: list[dict[str, Any]] = []
+    changed_: list[dict[str, Any]] = []
+    for (code, subject), (olds, news) in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        news = list(news)
+        rest = []
+        for o in olds:  # identical detail first: unchanged
+            same = next((n for n in news if _detail(new, n) == _detail(old, o)), None)
+            if same is None:
+                rest.append(o)
+            else:
+                news.remove(same)
+        for o, n in zip(rest, news):
+            changed_.append({"code": code, "subject": subject, "old": _finding(o, subject), "new": _finding(n, subject)})
+        cleared += [_finding(o, subject) for o in rest[len(news):]]
+        appeared += [_finding(n, subject) for n in news[len(rest):]]
+    return appeared, cleared, changed_
 
 
 def changed(doc: dict[str, Any]) -> bool:
@@ -192,7 +246,7 @@ def changed(doc: dict[str, Any]) -> bool:
         or any(s["bytes_delta"] or s["partitions"] or s["versions"]["old"] != s["versions"]["new"] for s in doc["state"])
         or doc["sink"]["files_added"]
         or doc["sink"]["entries"]["old"] != doc["sink"]["entries"]["new"]
-        or doc["findings"]["appeared"] or doc["findings"]["cleared"]
+        or doc["findings"]["appeared"] or doc["findings"]["cleared"] or doc["findings"].get("changed")
     )
 
 

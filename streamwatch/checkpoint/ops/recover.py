@@ -41,6 +41,7 @@ from typing import Any, Literal
 import orjson
 
 from streamwatch.checkpoint.fs import StorageError, open_storage
+from streamwatch.checkpoint.ops.paths import relative_to
 from streamwatch.model.checkpoint import Checkpoint
 
 SCHEMA = "streamwatch.recover/1"
@@ -94,10 +95,12 @@ class Repair:
 
 
 def _rel(cp: Checkpoint, path: str | None) -> str | None:
+    """``path`` relative to the checkpoint (``offsets/3``), None when it lies outside (a
+    sibling folder whose name starts like the checkpoint's is outside)."""
     if not path:
         return None
-    root = cp.path.rstrip("/")
-    return os.path.relpath(path, root) if path.startswith(root) else None
+    rel = relative_to(path, cp.path)
+    return None if rel in (None, ".") else rel
 
 
 def _sink_twice(cp: Checkpoint) -> dict[str, Any]:

@@ -55,7 +55,8 @@ class Snapshot:
     (``first``…``latest`` planned, ``last_committed``); ``watermark_ms`` epoch ms; ``conf``
     redacted; ``sink_files`` the file sink's live files as (path, batch id) when known
     (None from a saved summary), ``sink_entries`` the lines of its log a reader needs; ``delta_version`` the Delta sink
-    table's latest version; ``findings`` (severity, code, message, path)."""
+    table's latest version; ``findings`` (severity, code, message, path); ``sink_path`` the sink
+folder the reader used (None when not known), so findings about it compare by their place in it."""
 
     origin: str
     path: str
@@ -72,6 +73,7 @@ class Snapshot:
     sink_files: tuple[tuple[str, int], ...] | None
     delta_version: int | None
     findings: tuple[tuple[str, str, str, str | None], ...]
+    sink_path: str | None = None
 
 
 def _src(sid: str, raw: str | None, p: SourceOffset | None) -> SourceState:
@@ -119,6 +121,7 @@ def from_checkpoint(cp: Checkpoint) -> Snapshot:
         sink_files=sink_files,
         delta_version=delta_version,
         findings=tuple((f.severity, f.code, f.message, f.path) for f in cp.findings),
+        sink_path=cp.sink_path,
     )
 
 
@@ -158,4 +161,5 @@ def from_inspect_json(doc: Any) -> Snapshot:
         sink_files=None,
         delta_version=sink.get("latest_version") if sink_kind == "delta" else None,
         findings=tuple((f["severity"], f["code"], f["message"], f.get("path")) for f in doc.get("findings") or []),
+        sink_path=sink.get("path"),
     )
