@@ -14,7 +14,8 @@ interval, idle gap, watermark movement, input per source, output, state. Per que
 **stuck** (offsets N without commit N for longer than 5 × the usual cadence) and **idle**
 (nothing planned for longer than 2 × the cadence). Inspector findings
 (:mod:`streamwatch.checkpoint.health`) are re-checked on the recent window after each change
-and emitted once (``in-flight-batch`` is left to the status record).
+and emitted once (``in-flight-batch`` — batch N planned, not committed: Spark runs it again on
+restart — is left to the status record).
 """
 
 from __future__ import annotations

@@ -59,6 +59,13 @@ def _gaps(ids: list[int]) -> str:
     return shown + (f" (+{len(out) - 5} more ranges)" if len(out) > 5 else "")
 
 
+def planned_batch(batch_id: int) -> str:
+    """How a planned, uncommitted batch is said everywhere (inspector, ``watch``):
+    ``batch 7 planned, not committed: Spark runs it again on restart (offsets/7 without commits/7)``."""
+    return (f"batch {batch_id} planned, not committed: Spark runs it again on restart "
+            f"(offsets/{batch_id} without commits/{batch_id})")
+
+
 def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Finding]:
     """Offsets vs commits (mirrors the checks in ``MicroBatchExecution.populateStartOffsets``
     and SPARK-38033)."""
@@ -95,7 +102,8 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
     if offs:
         latest, done = offs[-1], (commits[-1] if commits else None)
         if done is None:
-            out.append(Finding("warning", "no-commits", f"no batch has committed; batches up to {latest} were planned", commits_dir))
+            if latest > 0:  # batch 0 alone planned: the in-flight batch below says all there is
+                out.append(Finding("warning", "no-commits", f"no batch has committed; batches up to {latest} were planned", commits_dir))
         elif done > latest:
             out.append(Finding("error", "commit-without-offsets", f"commit log ({done}) is ahead of the offsets log ({latest})", commits_dir))
         elif latest - done > 1:
@@ -109,11 +117,14 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
                 )
             )
         if latest > (done if done is not None else -1):
+            # what every stop in the middle of a batch leaves (StreamingQuery.stop() interrupts
+            # it; a crash too): MicroBatchExecution.populateStartOffsets runs batch `latest` again
+            # from offsets/`latest` on restart — nothing is lost, so not a warning
             out.append(
                 Finding(
-                    "warning",
+                    "info",
                     "in-flight-batch",
-                    f"batch {latest} is planned (offsets/{latest}) but not committed: it will be re-run on restart",
+                    planned_batch(latest),
                     f"{offsets_dir}/{latest}" if "://" not in offsets_dir else offsets_dir,
                 )
             )

@@ -55,7 +55,7 @@ def batch_names(storage: Storage, folder: str, what: str, findings: list[Finding
         elif n.startswith(".") and n.endswith(".crc"):
             continue
         elif n.startswith(".") and n.endswith(".tmp"):
-            findings.append(Finding("info", "temporary-file", f"temporary file {n!r} in {what}/ (being written, or left by a crash)", storage.join(folder, n)))
+            findings.append(Finding("info", "temporary-file", f"temporary file {n!r} in {what}/ (being written, or left by an interrupted write: Spark ignores it)", storage.join(folder, n)))
         else:
             findings.append(Finding("warning", "stray-file", f"unexpected {n!r} in {what}/ (Spark ignores it)", storage.join(folder, n)))
     ids.sort()

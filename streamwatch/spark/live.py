@@ -6,9 +6,10 @@ Data flows one way: Spark → :class:`PublishingListener` → :class:`EventBus` 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pyspark.sql import SparkSession
 
@@ -23,7 +24,7 @@ from streamwatch.spark.connect import add_listener, connect_session_info, is_con
 from streamwatch.spark.kafka_lag import LagPoller
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
-from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, grace_ran_out, is_one_shot
 from streamwatch.spark.tables import trigger_note
 
 
@@ -42,7 +43,10 @@ class LiveBackend(Backend):
     ``plan``); waiting queries are announced with :class:`~streamwatch.model.runtime.QueryQueued`
     (and :class:`~streamwatch.model.runtime.QueryNotRun` when they will not start). Other
     triggers start every layer at once. Every stop lets the running micro-batch commit (up to
-    ``stop_grace_s`` s); a run we stopped arrives as ``QueryTerminated(stop_requested=True)``.
+    ``stop_grace_s`` s) and plans no further batch; a run we stopped arrives as
+    ``QueryTerminated(stop_requested=True)``. Queries stopped because the grace ran out (their
+    batch stays planned) are named in a warning :class:`RuntimeNotice` (one per stop action)
+    and in :attr:`forced_queries`.
     """
 
     CONTROLS = frozenset(Control)
@@ -89,6 +93,8 @@ class LiveBackend(Backend):
         self._lock = threading.RLock()
         self._ordered: list[OrderedRun] = []  # one-shot runs started by set_trigger/start_pipeline
         self._stopped = False
+        #: names of the queries stopped because the stop grace ran out, in the order said
+        self.forced_queries: list[str] = []
         self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
         #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
         self.triggers: dict[str, str] = {q.query_name: trigger for q in self.plan.queries}
@@ -217,7 +223,8 @@ class LiveBackend(Backend):
             for run in self._ordered:
                 run.cancel()
             if self.runner:
-                self.runner.stop(self.stop_grace_s)
+                with self._noting_forced():
+                    self.runner.stop(self.stop_grace_s)
         self.runs.wait_all_terminated(self.bus, timeout)
         self.bus.close(timeout=2.0)
         if self._spark is not None:
@@ -228,6 +235,21 @@ class LiveBackend(Backend):
                     pass
             if self._owns_spark:
                 self._spark.stop()
+
+    @contextlib.contextmanager
+    def _noting_forced(self) -> Iterator[None]:
+        """Around a stop: queries the runner stopped meanwhile because the grace ran out are
+        said in one warning notice (and added to :attr:`forced_queries`)."""
+        runner = self.runner
+        before = frozenset(runner.forced_stops) if runner is not None else frozenset()
+        try:
+            yield
+        finally:
+            runner = self.runner
+            if runner is not None and runner.forced_stops - before:
+                names = runner.query_names(runner.forced_stops - before)
+                self.forced_queries += names
+                self.bus.publish(RuntimeNotice("warning", grace_ran_out(names, self.stop_grace_s)))
 
     # -- controls (optional Backend capabilities the dashboard detects) -------------------------
     def _runner(self) -> PipelineRunner:
@@ -250,16 +272,17 @@ class LiveBackend(Backend):
         unknown query, ``RuntimeError`` before the pipeline started, and what Spark raises."""
         with self._lock:
             if not self._is_active(query_name):
-                self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
+                with self._noting_forced():
+                    self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
 
     def stop_query(self, query_name: str) -> None:
         """Stop one query (its checkpoint stays; start resumes from it)."""
-        with self._lock:
+        with self._lock, self._noting_forced():
             self._runner().stop_layer(self._layer(query_name), self.stop_grace_s)
 
     def restart_query(self, query_name: str) -> None:
         """Stop, then start one query from its checkpoint."""
-        with self._lock:
+        with self._lock, self._noting_forced():
             self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
 
     def start_pipeline(self) -> None:
@@ -290,8 +313,9 @@ class LiveBackend(Backend):
         with self._lock:
             for old in [*self._ordered, *([runner.ordered] if runner.ordered else [])]:
                 old.cancel()  # its queued layers are superseded by this run
-            for name in reversed(layers):  # a restart: stop downstream first
-                runner.stop_layer(name, self.stop_grace_s)
+            with self._noting_forced():
+                for name in reversed(layers):  # a restart: stop downstream first
+                    runner.stop_layer(name, self.stop_grace_s)
             run = OrderedRun(runner, layers, trigger, self.bus.publish, self._lock)
             self._ordered.append(run)
         return run.start()
@@ -329,7 +353,7 @@ class LiveBackend(Backend):
             self._run_ordered(names, trigger)
             return
         for name in names:
-            with self._lock:
+            with self._lock, self._noting_forced():
                 self._runner().start_layer(self._layer(name), trigger)
 
     def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple]]:

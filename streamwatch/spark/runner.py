@@ -125,14 +125,30 @@ class PipelineRunner:
         self.stop_layer(name)
         return self._start_layer(self._layer(name), trigger)
 
-    def stop_layer(self, name: str, grace_s: float = STOP_GRACE_S) -> None:
+    def stop_layer(self, name: str, grace_s: float = STOP_GRACE_S) -> list[str]:
         """Stop one layer's query if it runs, letting its running micro-batch commit first
-        (up to ``grace_s`` s, see :func:`streamwatch.spark.schedule.graceful_stop`). ``KeyError``
-        for an unknown layer."""
+        (up to ``grace_s`` s, see :func:`streamwatch.spark.schedule.graceful_stop`). Returns
+        the query name when the grace ran out (its batch stays planned), else ``[]``.
+        ``KeyError`` for an unknown layer."""
         self._layer(name)
         q = self._by_layer.pop(name, None)
-        if q is not None:
-            self.forced_stops |= graceful_stop([q], self.stop_requested, grace_s)
+        if q is None:
+            return []
+        forced = graceful_stop([q], self.stop_requested, grace_s)
+        self.forced_stops |= forced
+        return self.query_names(forced)
+
+    def query_names(self, run_ids: set[str] | frozenset[str]) -> list[str]:
+        """The names of the queries of this runner whose run ids are in ``run_ids`` (the
+        query id where a query has no name), in start order."""
+        names = []
+        for q in self.queries:
+            try:
+                if str(q.runId) in run_ids:
+                    names.append(q.name or str(q.id))
+            except Exception:  # noqa: BLE001 - a query object whose JVM side is gone
+                continue
+        return names
 
     def query(self, name: str) -> StreamingQuery | None:
         """The current query of layer ``name`` (None when not started)."""
@@ -257,10 +273,14 @@ class PipelineRunner:
             if name in run.errors:
                 raise run.errors[name]
 
-    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
-        """Stop every query, downstream first, each once its running micro-batch has committed
-        (up to ``grace_s`` s in all); a one-shot run starts no further layer. Never raises."""
+    def stop(self, grace_s: float = STOP_GRACE_S) -> list[str]:
+        """Stop every query, each once its running micro-batch has committed (up to
+        ``grace_s`` s in all, the queries at the same time); a one-shot run starts no further
+        layer. Returns the names of the queries stopped because the grace ran out (their batch
+        stays planned; also in :attr:`forced_stops` by run id). Never raises."""
         with self.lock:
             if self.ordered is not None:
                 self.ordered.cancel()
-            self.forced_stops |= graceful_stop(reversed(self.queries), self.stop_requested, grace_s)
+            forced = graceful_stop(reversed(self.queries), self.stop_requested, grace_s)
+            self.forced_stops |= forced
+            return self.query_names(forced)

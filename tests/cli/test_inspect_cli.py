@@ -95,7 +95,7 @@ def _cp(root: Path, batches: int, commits: int) -> Path:
     return root
 
 
-@pytest.mark.parametrize("batches,commits,code", [(2, 2, 0), (3, 2, 1), (4, 1, 3)])
+@pytest.mark.parametrize("batches,commits,code", [(2, 2, 0), (3, 2, 0), (3, 0, 1), (4, 1, 3)])
 def test_check_exit_codes(tmp_path, unchanged, batches, commits, code):
     from streamwatch.cli.inspect_cmd import ExitCode
 

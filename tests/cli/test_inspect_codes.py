@@ -177,7 +177,7 @@ def _no_metadata(tmp: Path):
 
 CASES: list[tuple[str, str, Callable]] = [
     ("no-batches", "info", _no_batches),
-    ("in-flight-batch", "warning", _in_flight),
+    ("in-flight-batch", "info", _in_flight),
     ("previous-offsets-missing", "error", _previous_offsets_missing),
     ("offsets-gap", "warning", _offsets_gap),
     ("commits-gap", "warning", _commits_gap),
@@ -221,7 +221,7 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 #: (relative to the test's folder; the checkpoint is ``cp``)
 SAYS: dict[tuple[str, str], tuple[str, str]] = {
     ("no-batches", "info"): ("no batch planned yet", "cp/offsets"),
-    ("in-flight-batch", "warning"): ("batch 1 is planned (offsets/1) but not committed", "cp/offsets/1"),
+    ("in-flight-batch", "info"): ("batch 1 planned, not committed: Spark runs it again on restart", "cp/offsets/1"),
     ("previous-offsets-missing", "error"): ("offsets/1 is missing: Spark cannot restart from batch 2", "cp/offsets"),
     ("offsets-gap", "warning"): ("offsets log has gaps: batches 1 missing", "cp/offsets"),
     ("commits-gap", "warning"): ("commit log has gaps: batches 1 missing", "cp/commits"),
@@ -285,7 +285,7 @@ def test_check_exit_status_through_the_installed_command(tmp_path, unchanged):
     """The same statuses from the real console script (its error mapper, not CliRunner's)."""
     exe = str(Path(sys.executable).parent / "streamwatch")
     healthy = unchanged(build_checkpoint(tmp_path / "a"))
-    warned = unchanged(build_checkpoint(tmp_path / "b", offsets=(0, 1), commits=(0,)))
+    warned = unchanged(build_checkpoint(tmp_path / "b", offsets=(0, 1), commits=()))
     broken = unchanged(build_checkpoint(tmp_path / "c", offsets=(0, 1, 2, 3), commits=(0, 1)))
     got = [subprocess.run([exe, "inspect", str(p), "--check"], capture_output=True, text=True, timeout=120)
            for p in (healthy, warned, broken, tmp_path / "missing")]
