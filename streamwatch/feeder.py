@@ -1,12 +1,52 @@
-"""Land files from a data factory on a schedule, on a daemon thread (no pyspark)."""
+"""Land files from a data factory on a schedule, on a daemon thread (no pyspark), paced by
+what the queries reading them have read (:class:`LandingBacklog`)."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
+from streamwatch.checkpoint.filelog import read_file_log
+from streamwatch.checkpoint.fs import LocalStorage
+from streamwatch.model.filelogs import SourceLog
 from streamwatch.pipeline import DataFactory
+
+
+class LandingBacklog:
+    """Files in a landing folder that no query reading it has read yet, by Spark's own account:
+    a file source records every file it reads in its checkpoint's file-source log
+    (``sources/<i>/``, ``FileStreamSourceLog``) when it plans the batch. ``checkpoints`` are the
+    local checkpoint folders of the queries reading ``landing`` (a missing one has read
+    nothing). Files are matched by name (a landed file is never renamed once there); names
+    starting with ``.`` (temporary, being written) are not counted."""
+
+    def __init__(self, landing: Path, checkpoints: Iterable[Path]) -> None:
+        self.landing = landing
+        self.checkpoints = list(checkpoints)
+        self._storage = LocalStorage()
+
+    def _read(self) -> set[str]:
+        names: set[str] = set()
+        for cp in self.checkpoints:
+            try:
+                folders = [e.path for e in os.scandir(cp / "sources") if e.is_dir()]
+            except OSError:
+                continue
+            for folder in folders:
+                log, _ = read_file_log(self._storage, folder, "source")
+                if isinstance(log, SourceLog):
+                    names.update(os.path.basename(str(e.path)) for e in log.entries)
+        return names
+
+    def unread(self) -> int:
+        """Files landed and not read by any of the queries (0 for a missing landing folder)."""
+        try:
+            landed = {e.name for e in os.scandir(self.landing) if e.is_file() and not e.name.startswith(".")}
+        except OSError:
+            return 0
+        return len(landed - self._read()) if landed else 0
 
 
 class Feeder:
@@ -22,6 +62,7 @@ class Feeder:
         initial_files: int = 10,
         max_files: int | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        hold: Callable[[], bool] | None = None,
     ) -> None:
         self.factory = factory
         self.every_s = every_s
@@ -29,6 +70,9 @@ class Feeder:
         self.initial_files = initial_files
         self.max_files = max_files
         self.on_error = on_error
+        self.hold = hold
+        #: scheduled landings skipped because ``hold`` said so
+        self.held = 0
         self.landed: list[Path] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="streamwatch-feeder", daemon=True)
@@ -42,6 +86,9 @@ class Feeder:
                 n = self._budget(self.files_per_tick)
                 if n == 0 or self.factory.exhausted:
                     return
+                if self.hold is not None and self.hold():
+                    self.held += 1
+                    continue
                 self.landed += self.factory.land(n)
         except Exception as e:  # disk full, bad data …: report, do not crash the app
             if self.on_error:

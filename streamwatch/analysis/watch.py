@@ -11,7 +11,8 @@ Derived per batch (:class:`~streamwatch.analysis.records.CheckpointBatch`): plan
 (``batchTimestampMs``), committed at (``commits/N`` modification time), duration, trigger
 interval, idle gap, watermark movement, input per source, output, state. Per query
 (:class:`~streamwatch.analysis.records.CheckpointStatus`): in-flight batch and for how long,
-**stuck** (offsets N without commit N for longer than 5 × the usual cadence) and **idle**
+**stuck** (offsets N without commit N for longer than its recent batches make plausible: 5 ×
+the slowest, at least two trigger intervals and 10 s) and **idle**
 (nothing planned for longer than 2 × the cadence). Inspector findings
 (:mod:`streamwatch.checkpoint.health`) are re-checked on the recent window after each change
 and emitted once (``in-flight-batch`` — batch N planned, not committed: Spark runs it again on
@@ -27,6 +28,7 @@ from dataclasses import replace
 from typing import Callable
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
+from streamwatch.analysis.diagnosis import stuck_limit_ms
 from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
@@ -37,7 +39,6 @@ from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import Finding
 
-STUCK_FACTOR = 5
 IDLE_FACTOR = 2
 CADENCE_BATCHES = 20
 #: Findings that the status record reports better (they flip with every batch).
@@ -235,7 +236,12 @@ class CheckpointWatcher:
         return int(statistics.median(durs)) if durs else None
 
     def judge(self, now_ms: int | None = None) -> CheckpointStatus:
-        """The query's status at ``now_ms`` (default: the clock)."""
+        """The query's status at ``now_ms`` (default: the clock). A planned batch is stuck
+        once it has waited longer than the query's own recent batches make plausible
+        (:func:`~streamwatch.analysis.diagnosis.stuck_limit_ms`: 5 × the slowest of the
+        recent committed batches, at least two trigger intervals and 10 s; never before two
+        polls) — a checkpoint cannot tell a stuck query from one stopped mid-batch, so the
+        verdict says only that the batch has waited that long."""
         now = int(self.clock() * 1000) if now_ms is None else now_ms
         cadence = self.cadence_ms()
         floor = int(2 * self.poll_s * 1000)
@@ -246,8 +252,10 @@ class CheckpointWatcher:
             e = self.offsets.get(in_flight)
             since = e.timestamp_ms if e is not None and e.timestamp_ms is not None else None
             in_flight_s = max(0.0, (now - since) / 1000) if since is not None else None
-        stuck = bool(in_flight_s is not None and cadence is not None
-                     and in_flight_s * 1000 > max(STUCK_FACTOR * cadence, floor))
+        durations = [b.duration_ms for b in list(self.batches)[-CADENCE_BATCHES:]
+                     if b.duration_ms is not None and b.duration_ms >= 0]
+        stuck = bool(in_flight_s is not None and (durations or cadence is not None)
+                     and in_flight_s * 1000 > max(stuck_limit_ms(durations, cadence), floor))
         last_commit = self.commit_at.get(self.last_commit_id) if self.last_commit_id is not None else None
         idle_s = max(0.0, (now - last_commit) / 1000) if last_commit is not None and in_flight is None else None
         idle = bool(idle_s is not None and cadence is not None and idle_s * 1000 > max(IDLE_FACTOR * cadence, floor))

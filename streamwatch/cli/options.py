@@ -28,7 +28,9 @@ _OPTIONS = (
                       "complete (rewritten each batch); Spark's refusal of a query shape is "
                       "reported in one line."),
     click.option("--land-every", type=float, default=1.0, show_default=True,
-                 help="Seconds between landed input files."),
+                 help="Seconds between landed input files, per source; a source whose readers have 10 or "
+                      "more of its files unread (their file-source logs say) waits, so the run keeps pace "
+                      "with this machine (`land N` / `:land N` add a backlog on purpose)."),
     click.option("--max-files", type=int, default=None,
                  help="Stop landing after this many files (default: the whole data set)."),
     click.option("--master", default=None, envvar="STREAMWATCH_MASTER", show_envvar=True,

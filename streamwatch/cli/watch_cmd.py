@@ -74,7 +74,8 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     source/sink/state files of each newly committed batch). Derived per batch: planned and
     committed time, duration, trigger cadence, idle gaps, input (files/bytes, Kafka offsets,
     Delta versions), output (files/bytes, Delta versions), watermark, state; per query: the
-    in-flight batch, stuck (offsets N without commit N for > 5 × the usual cadence) and idle;
+    in-flight batch, stuck (offsets N without commit N for longer than its recent batches make
+    plausible: 5 × the slowest, at least two trigger intervals and 10 s) and idle;
     for chained queries (a file source reading another query's file sink, a Delta source
     reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
     that pipeline in tab 7 and opens a batch's state with v in tab 3.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pyspark.sql import SparkSession
@@ -16,7 +17,7 @@ from pyspark.sql import SparkSession
 from streamwatch.backends.base import Backend, Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
-from streamwatch.feeder import Feeder
+from streamwatch.feeder import Feeder, LandingBacklog
 from streamwatch.model.events import QueryTerminated
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
 from streamwatch.pipeline import Pipeline, Workspace
@@ -26,6 +27,10 @@ from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, grace_ran_out, is_one_shot
 from streamwatch.spark.tables import trigger_note
+
+#: unread files of a landing source at which the feeder's schedule holds (about one bronze
+#: micro-batch of the bundled pipelines: maxFilesPerTrigger 5-12)
+PACE_BACKLOG = 10
 
 
 class LiveBackend(Backend):
@@ -151,6 +156,7 @@ class LiveBackend(Backend):
                     initial_files=self._initial_files,
                     max_files=self._max_files,
                     on_error=lambda e, s=source.name: emit(RuntimeNotice("error", f"landing {s}: {e}")),
+                    hold=self._pacing(source.name),
                 )
                 self.feeders.append(feeder.start())
             self.runner = PipelineRunner(self._spark, self.pipeline, self.workspace, info.table_format, self._options,
@@ -170,6 +176,19 @@ class LiveBackend(Backend):
                 self._lag = LagPoller(kafka, bootstrap, self.bus.publish).start()
         emit(RuntimeNotice("info", "queries running"))
         return info
+
+    def _pacing(self, source: str) -> Callable[[], bool] | None:
+        """The feeder's hold for landing ``source``: while :data:`PACE_BACKLOG` or more of its
+        files are unread by the queries reading it (their file-source logs say), the schedule
+        lands nothing — the demo keeps pace with what this machine processes instead of
+        growing a backlog (``:land N`` and ``streamwatch land`` still land at once). None
+        (fixed pace) when a reading query's checkpoint is not on this machine."""
+        readers = [self.workspace.checkpoint(self.pipeline.name, layer.name)
+                   for layer in self.pipeline.layers if source in layer.landing]
+        if not readers or not all(cp.is_local for cp in readers):
+            return None
+        backlog = LandingBacklog(self.workspace.landing(self.pipeline.name, source), [Path(cp) for cp in readers])
+        return lambda: backlog.unread() >= PACE_BACKLOG
 
     def _publish(self, event: object) -> None:
         """The listener's hand-off: a terminated run that we stopped is marked

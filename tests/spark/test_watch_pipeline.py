@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from streamwatch.analysis.diagnosis import stuck_limit_ms
 from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
 from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
 from streamwatch.analysis.session import CheckpointWatch
@@ -156,7 +157,8 @@ def test_a_killed_batch_is_stuck_and_a_finished_query_idle(watched_run, tmp_path
     w.open()
     planned = w.offsets[last].timestamp_ms
     cadence = w.cadence_ms()
-    threshold = max(5 * cadence, 100)
+    durations = [b.duration_ms for b in w.batches if b.duration_ms is not None]
+    threshold = max(stuck_limit_ms(durations, cadence), 100)  # its own batches, not a fixed factor
     assert not w.judge(planned + threshold - 1).stuck
     s = w.judge(planned + threshold + 1)
     assert s.stuck and s.in_flight_batch_id == last and not s.idle

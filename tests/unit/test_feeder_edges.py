@@ -75,3 +75,34 @@ def test_a_later_landing_failure_without_on_error_ends_the_thread_quietly(tmp_pa
     feeder._thread.join(WAIT_S)  # ends on the error, not on stop(): stop() was never called
     assert not feeder._thread.is_alive()
     assert factory.next_file >= 2
+
+
+def test_hold_stops_the_schedule_and_the_backlog_counts_what_the_source_log_lists(tmp_path):
+    """A feeder held lands nothing on its schedule; :class:`LandingBacklog` counts the landed
+    files that no file-source log (``sources/0/<n>``, written here as Spark writes it) lists."""
+    from streamwatch.feeder import LandingBacklog
+
+    folder = tmp_path / "landing"
+    factory = OrdersFactory(folder)
+    held = threading.Event()
+    calls = [0]
+
+    def hold() -> bool:
+        calls[0] += 1
+        if calls[0] >= 3:
+            held.set()
+        return True
+
+    feeder = Feeder(factory, every_s=0.01, initial_files=2, hold=hold).start()
+    assert held.wait(WAIT_S)
+    feeder.stop(timeout=5)
+    assert len(feeder.landed) == 2 and feeder.held >= 3
+    landed = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+    (folder / ".next.json.tmp").write_text("being written")  # not landed yet: not counted
+    cp = tmp_path / "cp"
+    assert LandingBacklog(folder, [cp]).unread() == 2  # no checkpoint yet: nothing read
+    (cp / "sources" / "0").mkdir(parents=True)
+    entry = '{"path":"file://%s","timestamp":1,"batchId":0}' % (folder / landed[0])
+    (cp / "sources" / "0" / "0").write_text("v1\n" + entry + "\n")
+    assert LandingBacklog(folder, [cp]).unread() == 1
+    assert LandingBacklog(tmp_path / "missing", [cp]).unread() == 0
