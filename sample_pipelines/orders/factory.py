@@ -10,7 +10,8 @@ null). Every file covers ``minutes_per_file`` minutes of order time.
   content): the silver layer's ``dropDuplicatesWithinWatermark`` removes them.
 * ``bad_ratio`` — that fraction of orders is landed malformed, each in its own file
   (``orders_000007_bad_01.json``: truncated JSON or a text where a number belongs), because a
-  multiline JSON file that fails to parse becomes one ``_corrupt_record`` row.
+  multiline JSON file that fails to parse becomes one ``_corrupt_record`` row. Those files
+  count among the files asked for: ``land(3)`` lands 3 files, malformed or not.
 
 The source uses ``cleanSource=archive``, so processed files leave the landing directory; the
 next file number is kept in ``.orders-state.json`` (hidden from Spark's file source).
@@ -106,7 +107,10 @@ class OrdersFactory:
         self.bad_ratio = bad_ratio
         self.seed = seed
         self._state = self.directory / STATE
-        self.next_file = json.loads(self._state.read_text())["next_file"] if self._state.exists() else 1
+        state = json.loads(self._state.read_text()) if self._state.exists() else {}
+        self.next_file: int = state.get("next_file", 1)
+        #: how many of order file ``next_file``'s files (:meth:`parts`) have landed
+        self.next_part: int = state.get("next_part", 0)
 
     @property
     def exhausted(self) -> bool:
@@ -115,24 +119,35 @@ class OrdersFactory:
     def orders(self, file_no: int) -> list[dict]:
         return [make_order(self.seed, file_no, i, self.minutes_per_file) for i in range(self.orders_per_file)]
 
-    def land(self, n_files: int = 1) -> list[Path]:
-        """Land the next ``n_files`` order files (plus one file per malformed order)."""
+    def parts(self, file_no: int) -> list[tuple[str, str]]:
+        """The files order file ``file_no`` lands as, in landing order: one per malformed order
+        (``orders_000007_bad_00.json`` …), then the file of its good orders (and re-sent
+        ones): (file name, text) each, a pure function of the factory's settings."""
         import numpy as np
+        rng = np.random.default_rng([self.seed, file_no, 999])
+        good, bad = [], []
+        for order in self.orders(file_no):
+            (bad if rng.random() < self.bad_ratio else good).append(order)
+        if file_no > 1 and self.dup_ratio > 0:
+            good += [o for o in self.orders(file_no - 1) if rng.random() < self.dup_ratio]
+        out = [(f"orders_{file_no:06d}_bad_{j:02d}.json", _malformed(order, int(rng.integers(2))))
+               for j, order in enumerate(bad)]
+        out.append((f"orders_{file_no:06d}.json", json.dumps(good, indent=2)))
+        return out
+
+    def land(self, n_files: int = 1) -> list[Path]:
+        """Land exactly the next ``n_files`` files (fewer only once the data set is exhausted).
+        A malformed order's own file counts as one of them: the files of an order file
+        (:meth:`parts`) may be split between two calls, the rest landing first in the next one
+        (``next_part`` in the state file)."""
         written: list[Path] = []
-        for _ in range(n_files):
-            if self.exhausted:
-                break
-            k = self.next_file
-            rng = np.random.default_rng([self.seed, k, 999])
-            good, bad = [], []
-            for order in self.orders(k):
-                (bad if rng.random() < self.bad_ratio else good).append(order)
-            if k > 1 and self.dup_ratio > 0:
-                good += [o for o in self.orders(k - 1) if rng.random() < self.dup_ratio]
-            for j, order in enumerate(bad):
-                path = self.directory / f"orders_{k:06d}_bad_{j:02d}.json"
-                written.append(write_atomically(path, _malformed(order, int(rng.integers(2)))))
-            written.append(write_atomically(self.directory / f"orders_{k:06d}.json", json.dumps(good, indent=2)))
-            self.next_file = k + 1
-            write_atomically(self._state, json.dumps({"next_file": self.next_file}))
+        while len(written) < n_files and not self.exhausted:
+            parts = self.parts(self.next_file)
+            if self.next_part < len(parts):
+                name, text = parts[self.next_part]
+                written.append(write_atomically(self.directory / name, text))
+            self.next_part += 1
+            if self.next_part >= len(parts):
+                self.next_file, self.next_part = self.next_file + 1, 0
+            write_atomically(self._state, json.dumps({"next_file": self.next_file, "next_part": self.next_part}))
         return written

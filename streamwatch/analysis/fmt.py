@@ -57,12 +57,25 @@ def duration(ms: int | None) -> str:
 
 
 
-def session_line(info: SessionInfo | RecordedSession | None, replay: bool = False) -> str:
+#: :attr:`RecordedSession.source` of the header a checkpoint watch emits (no Spark application:
+#: ``app_name`` says what is watched, e.g. ``3 checkpoints, read every 1 s``)
+CHECKPOINTS_SOURCE = "checkpoints"
+#: how a replay's header names the kind of file it came from, by :attr:`RecordedSession.source`
+REPLAYED = {"listener": "recording", "eventlog": "Spark event log"}
+
+
+def session_line(info: SessionInfo | RecordedSession | None, replay: bool = False, watching: bool = False) -> str:
     """The dashboard's header line: the live session (Spark version, ``local[N cores]`` or the
     cluster master with its executor count, UI URL,
-    table format) or, in a replay, the application the file came from."""
+    table format); in a replay, the application the file came from; in a checkpoint watch
+    (``source`` :data:`CHECKPOINTS_SOURCE`), what is watched and that no Spark runs. Before
+    the backend said anything (``info`` None): what is starting — a replay (``replay``), a
+    checkpoint watch (``watching``) or Spark."""
+    if (isinstance(info, RecordedSession) and info.source == CHECKPOINTS_SOURCE) or (info is None and watching):
+        what = info.app_name if info is not None and info.app_name else "checkpoints"
+        return f"Watching {what} · no Spark: batches read from the checkpoint files"
     if isinstance(info, RecordedSession):
-        what = "recording" if info.source == "listener" else "Spark event log"
+        what = REPLAYED.get(info.source, "file")
         app = info.pipeline or info.app_name or "application"
         parts = [f"Replay of {what}: {app}" + (f" ({info.app_id})" if info.app_id else "")]
         if info.spark_version or info.master:

@@ -31,7 +31,9 @@ class Layer:
     checkpoint yet);
     ``layer_latency_ms`` the median time from an input file being written to its commit;
     ``end_to_end_ms`` the latest batch's latency from the oldest landed file it carries;
-    ``slowest``: the pipeline's largest layer latency."""
+    ``slowest``: the pipeline's largest layer latency; ``landing_unread`` the files landed for
+    it and not read yet (a query reading landing folders; None otherwise or unknown — the
+    dashboard fills it from the landed files and the file-source logs)."""
 
     name: str
     column: int
@@ -43,6 +45,7 @@ class Layer:
     layer_latency_ms: int | None = None
     end_to_end_ms: int | None = None
     slowest: bool = False
+    landing_unread: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

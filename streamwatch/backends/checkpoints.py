@@ -14,17 +14,19 @@ land, trigger and results need Spark (:meth:`CheckpointBackend.why_not`).
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import threading
 from datetime import datetime, timezone
 from typing import Callable
 
+from streamwatch.analysis.fmt import CHECKPOINTS_SOURCE
 from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
 from streamwatch.analysis.pipeview import graph_of_watch
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
-from streamwatch.model.runtime import QueryPlan, RunPlan, RuntimeNotice
+from streamwatch.model.runtime import QueryPlan, RecordedSession, RunPlan, RuntimeNotice
 
 RUN_ID = "checkpoint"  # no run id in a checkpoint: every watched query shows this one
 
@@ -58,9 +60,12 @@ class CheckpointBackend(Backend):
                  storage_options: dict | None = None, recording: str | None = None) -> None:
         self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
         found = self.watch.found()
+        numbers = f"numbers from {posixpath.basename(recording.rstrip('/'))}" if recording else "no listener"
+        self.watching = (f"{len(found)} checkpoint{'s' if len(found) != 1 else ''}, read every {poll_s:g} s"
+                         + (f" ({numbers})" if recording else ""))
         self.plan = RunPlan(
             pipeline="watch",
-            description=f"{len(found)} checkpoint(s), polled every {poll_s:g} s — no listener",
+            description=f"{len(found)} checkpoint(s), polled every {poll_s:g} s — {numbers}",
             queries=tuple(QueryPlan(query_name=f.name, layer="", checkpoint=f.url, table="") for f in found),
             landing=(),
             trigger="checkpoint",
@@ -72,8 +77,14 @@ class CheckpointBackend(Backend):
         self._drawn = False
         self.merger = MergedRecords(ListenerNumbers(recording), grace_s=max(3.0, 2 * poll_s)) if recording else None
 
+    def session(self) -> RecordedSession:
+        """The dashboard's header: what is watched, and that no Spark runs (see
+        :func:`streamwatch.analysis.fmt.session_line`)."""
+        return RecordedSession(source=CHECKPOINTS_SOURCE, app_name=self.watching)
+
     def start(self, emit: Callable[[object], None]) -> None:
-        """Start the polling thread and return at once."""
+        """Say what is watched (the header), start the polling thread and return at once."""
+        emit(self.session())
         self._thread = threading.Thread(target=self._run, args=(emit,), name="streamwatch-watch", daemon=True)
         self._thread.start()
 

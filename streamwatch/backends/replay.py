@@ -127,8 +127,9 @@ class ReplayBackend(Backend):
                 emit(obj)
                 self.emitted += 1
             r = self.report
-            if not header_sent and r.header is not None:
-                emit(recorded_session(r.header))
+            if not header_sent:  # read to the end: the header, or — none in the file — the file's name
+                emit(recorded_session(r.header) if r.header is not None
+                     else RecordedSession(source="file", app_name=posixpath.basename(str(self.path).rstrip("/"))))
             tail = f" ({r.unsupported} unsupported legacy events)" if r.unsupported else ""
             bad = f"; {r.bad_lines} unreadable lines skipped" if r.bad_lines else ""
             emit(RuntimeNotice("warning" if bad else "info", f"replay finished: {self.emitted} events{tail}{bad}"))

@@ -43,7 +43,8 @@ def _fail(message: str) -> NoReturn:
 @click.command(epilog=EPILOG)
 @click.argument("pipeline_name", metavar="PIPELINE")
 @click.option("--files", "n_files", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Files to land per landing source.")
+              help="Files to land per landing source: exactly FILES (fewer only once the data set is "
+                   "exhausted); the files of malformed records (--bad-ratio) count among them.")
 @click.option("--bad-ratio", type=click.FloatRange(0.0, 1.0), default=None,
               help="Fraction of malformed records (they end up in the quarantine table).")
 @click.option("--late-ratio", type=click.FloatRange(0.0, 1.0), default=None,

@@ -46,6 +46,9 @@ from streamwatch.tui.screen import DashboardScreen
 from streamwatch.tui.views.feeds import LandingView, ResultsView
 from streamwatch.tui.views.queries import QueriesView
 
+#: a warning or error older than this (s) leaves the status line (the events tab keeps it)
+STATUS_NEWS_S = 30.0
+
 
 class StreamwatchApp(App[None]):
     """The dashboard.
@@ -63,6 +66,7 @@ class StreamwatchApp(App[None]):
     TabbedContent { height: 1fr; }
     TabPane { padding: 0; }
     SyncTable { height: 1fr; }
+    DetailView > SyncTable { height: auto; }
     #status { height: 1; padding: 0 1; background: $boost; }
     CommandLine { height: 1; border: none; padding: 0 1; display: none; }
     """
@@ -151,8 +155,11 @@ class StreamwatchApp(App[None]):
             self._start_watcher()
         self.start_backend()
 
-    def set_status(self, text: str, level: str = "info") -> None:
-        self.dashboard.set_status(text, level)
+    def set_status(self, text: str, level: str = "info", about: str | None = None) -> None:
+        self.dashboard.set_status(text, level, about)
+
+    def status_passed(self, about: str | None = None, older_than_s: float | None = None) -> None:
+        self.dashboard.status_passed(about, older_than_s)
 
     # -- adapters in, model out ------------------------------------------------------------------
     def emit(self, obj: object) -> None:
@@ -231,7 +238,8 @@ class StreamwatchApp(App[None]):
             self.refresh_results()
 
     def _tick(self) -> None:
-        if not self.paused:
+        if not self.paused:  # paused, the line says so for as long as it lasts
+            self.status_passed(older_than_s=STATUS_NEWS_S)
             self.dashboard.draw(lambda: self.dashboard.query_one(QueriesView).show(self.model), "the queries view")
 
     def _ingest(self, obj: object) -> None:

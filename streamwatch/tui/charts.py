@@ -11,11 +11,18 @@ value. A chart keeps what it shows (``series``/``rows``), redraws only when that
 draws at its laid-out size: nothing in a chart depends on the wall clock or on when it drew.
 Points without a timestamp or a value are left out, so batches without a watermark never
 reach the watermark-gap chart's scale.
+
+The y axes get their ticks from here, not plotext: at most one a canvas row (plotext's own
+ticks, a fixed number whatever the height, overwrite each other on a short plot and a value
+goes missing), at round steps from 0 or the lowest value to just above the highest. A
+chart whose unit is a duration (``ms``, ``s``) labels them as durations (``30 s``, ``2 m``,
+``12 h``, ``5 d``; see :func:`y_ticks`), never as raw seconds (``435600``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import weakref
 from typing import Callable, Sequence
 
@@ -41,6 +48,15 @@ Series = tuple[str, Sequence[int | None], Sequence[float | None], int]
 PALETTE = (33, 208, 40, 170, 220, 44, 160, 250)
 #: the narrowest and lowest plot worth drawing (columns, lines)
 MIN_PLOT = (16, 4)
+#: seconds in one of each chart unit that is a duration
+DURATION_UNITS = {"ms": 0.001, "s": 1.0}
+#: the units a duration axis is labelled in (name, seconds), largest first
+DURATION_LABELS = (("d", 86_400.0), ("h", 3_600.0), ("m", 60.0), ("s", 1.0), ("ms", 0.001))
+#: the steps (seconds) a duration axis may take below a day; from a day on: 1, 2, 5 × 10ⁿ days
+DURATION_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30,
+                  60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200)
+#: the most y ticks an axis gets (fewer on a plot with fewer rows)
+MAX_Y_TICKS = 5
 
 
 def short(v: float | None) -> str:
@@ -52,6 +68,69 @@ def short(v: float | None) -> str:
     if abs(v) >= 10_000:
         return f"{v / 1000:.0f}k"
     return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
+
+
+def _nice_steps(at_least: float, duration: bool) -> list[float]:
+    """Round steps of at least ``at_least``, ascending (a few of them): 1, 2, 5 × 10ⁿ, or for
+    a duration (in seconds) :data:`DURATION_STEPS` and then whole days."""
+    if duration:
+        steps = [float(x) for x in DURATION_STEPS if x >= at_least]
+        day = 86_400.0
+        e = max(0, math.floor(math.log10(max(at_least / day, 1e-12))))
+        steps += [m * 10 ** k * day for k in range(e, e + 3) for m in (1, 2, 5)]
+        return sorted(x for x in steps if x >= at_least)
+    e = math.floor(math.log10(at_least)) if at_least > 0 else 0
+    return [m * 10.0 ** k for k in range(e - 1, e + 3) for m in (1, 2, 5) if m * 10.0 ** k >= at_least]
+
+
+def duration_label(seconds: float, step_s: float) -> str:
+    """A duration tick: in the largest unit that ``step_s`` is a whole number of, so every
+    tick of an axis reads in one unit (``0``, ``12 h``, ``24 h``; ``0``, ``2 d``)."""
+    if abs(seconds) < 1e-9:
+        return "0"
+    for name, unit in DURATION_LABELS:
+        ratio = step_s / unit
+        if ratio >= 1 - 1e-9 and abs(ratio - round(ratio)) < 1e-6:
+            return f"{round(seconds / unit):,} {name}"
+    return f"{seconds * 1000:g} ms"
+
+
+def number_label(v: float, step: float) -> str:
+    """A tick of a count or rate axis: ``0``, ``500``, ``1,500``, ``20k``, ``1.5M``, ``0.25``
+    (as many decimals as the step needs)."""
+    if abs(v) < 1e-12:
+        return "0"
+    if step >= 1_000_000:
+        return f"{v / 1_000_000:g}M"
+    if step >= 10_000:
+        return f"{v / 1000:g}k"
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    return f"{v:,.{decimals}f}"
+
+
+def y_ticks(low: float, high: float, rows: int, seconds: float | None = None) -> tuple[list[float], list[str]]:
+    """Ticks for a y axis showing ``low`` … ``high`` on ``rows`` canvas rows: at round steps
+    from a multiple of the step at or below ``low`` to the first one at or above ``high``
+    (the axis limits: the first and last tick), never more than one a row nor more than
+    :data:`MAX_Y_TICKS`. ``seconds``: the axis is a duration, one of its units being that many
+    seconds (labels ``5 d``, ``30 s``, ``500 ms``); None: a count or rate."""
+    if high < low:
+        low, high = high, low
+    if high == low:
+        high = low + (abs(low) or (1.0 / seconds if seconds else 1.0))
+    steps_allowed = max(1, min(rows - 1, MAX_Y_TICKS - 1))
+    factor = seconds or 1.0
+    span_s = (high - low) * factor
+    for step_s in _nice_steps(span_s / steps_allowed, seconds is not None):  # the smallest that fits
+        first = math.floor(low * factor / step_s + 1e-9)
+        last = max(math.ceil(high * factor / step_s - 1e-9), first + 1)
+        if last - first <= steps_allowed:
+            break
+    ticks_s = [k * step_s for k in range(first, last + 1)]
+    ticks = [t / factor for t in ticks_s]
+    if seconds is not None:
+        return ticks, [duration_label(t, step_s) for t in ticks_s]
+    return ticks, [number_label(t, step_s) for t in ticks_s]
 
 
 def time_ticks(first_s: float, last_s: float, width: int) -> tuple[list[float], list[str]]:
@@ -115,7 +194,7 @@ class ChartPlot(PlotextPlot):
 
     DEFAULT_CSS = "ChartPlot { height: 1fr; width: 1fr; }"
 
-    def __init__(self, draw: Callable[[Plot, int], None], **kw: str) -> None:
+    def __init__(self, draw: Callable[[Plot, int, int], None], **kw: str) -> None:
         super().__init__(**kw)
         self._draw = draw
         self._shown: RenderResult = ""
@@ -157,7 +236,7 @@ class ChartPlot(PlotextPlot):
         self.pending = False
         self.plt.clear_data()
         self.plt.clear_figure()
-        self._draw(self.plt, width)
+        self._draw(self.plt, width, height)
         built = super().render()  # plotext's ANSI output as a rich Text
         # converted and drawn once: a deferred paint shows it again at no cost
         self._shown = _Built(Content.from_rich_text(built, console=self.app.console)) if isinstance(built, Text) else built
@@ -181,8 +260,21 @@ class Chart(Vertical):
         yield ChartPlot(self.draw_plot)
         yield Static("no data yet", classes="legend")
 
-    def draw_plot(self, plt: Plot, width: int) -> None:  # pragma: no cover - overridden
+    def draw_plot(self, plt: Plot, width: int, height: int) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    @property
+    def seconds(self) -> float | None:
+        """Seconds in one of the chart's unit when it is a duration (``ms``, ``s``), else None."""
+        return DURATION_UNITS.get(self.unit)
+
+    def y_axis(self, plt: Plot, low: float, high: float, rows: int, seconds: float | None,
+               side: str = "left") -> None:
+        """Set one y axis: its limits and its ticks (:func:`y_ticks`) for ``rows`` canvas rows."""
+        ticks, labels = y_ticks(low, high, rows, seconds)
+        plt.ylim(ticks[0], ticks[-1], yside=side)
+        shown = slice(None) if rows >= 2 else slice(-1, None)  # one row: its top tick only
+        plt.yticks(ticks[shown], labels[shown], yside=side)
 
     def forget(self) -> None:
         """The chart shows another subject (query) now: its old plot is not shown meanwhile."""
@@ -251,7 +343,11 @@ class TimelineChart(Chart):
             if text:
                 text.append("  ")
             text.append("━━ ", style=f"color({colour})")
-            text.append(f"{label} {short(pts[-1][1]) if pts else '-'} {unit}".rstrip())
+            seconds = DURATION_UNITS.get(unit)
+            if seconds is not None:  # a duration reads as one: 121h02m, not 435720 s
+                text.append(f"{label} {fmt.duration(round(pts[-1][1] * seconds * 1000)) if pts else '-'}")
+            else:
+                text.append(f"{label} {short(pts[-1][1]) if pts else '-'} {unit}".rstrip())
         if not any(self.points(s[0]) for s in self.series):
             text.append("  no data yet" if text else "no data yet", style="dim")
         else:
@@ -259,22 +355,26 @@ class TimelineChart(Chart):
             text.append(f"  (latest at {fmt.clock(last)} UTC)", style="dim")
         return text
 
-    def draw_plot(self, plt: Plot, width: int) -> None:
+    def draw_plot(self, plt: Plot, width: int, height: int) -> None:
         keep = max(8, 2 * width)
         drawn: list[int] = []
-        lowest: dict[str, float] = {}
+        span: dict[str, tuple[float, float]] = {}
         for label, _, _, colour in self.series:
             pts = self.points(label)[-keep:]
             if pts:
                 side = "right" if label in self.right else "left"
                 drawn.extend(t for t, _ in pts)
-                lowest[side] = min(lowest.get(side, 0.0), *(v for _, v in pts))
-                plt.plot([t / 1000 for t, _ in pts], [v for _, v in pts], color=colour, marker="braille", yside=side)
-        for side, low in lowest.items():
-            if low >= 0:  # counts, rates, gaps: the axis starts at 0, so heights compare
-                plt.ylim(0, None, yside=side)
-        units = self.unit + (f" · {self.right_unit} right" if self.right else "")
-        plt.title(f"{self.title} ({units})" if units else self.title)
+                values = [v for _, v in pts]
+                low, high = span.get(side, (0.0, 0.0))  # counts, rates, gaps: from 0, so heights compare
+                span[side] = (min(low, *values), max(high, *values))
+                plt.plot([t / 1000 for t, _ in pts], values, color=colour, marker="braille", yside=side)
+        rows = height - 4  # the title, two axis lines, the time ticks
+        for side, (low, high) in span.items():
+            unit = self.right_unit if side == "right" else self.unit
+            self.y_axis(plt, low, high, rows, DURATION_UNITS.get(unit), side)
+        units = [u for u in (self.unit, f"{self.right_unit} right" if self.right else "")
+                 if u and u not in DURATION_UNITS]  # a duration axis says its unit at every tick
+        plt.title(f"{self.title} ({' · '.join(units)})" if units else self.title)
         if drawn:
             ticks, labels = time_ticks(min(drawn) / 1000, max(drawn) / 1000, width)
             plt.xticks(ticks, labels)
@@ -315,8 +415,8 @@ class StackedBars(Chart):
             text = Text("no batch yet", style="dim")
         return text
 
-    def draw_plot(self, plt: Plot, width: int) -> None:
-        plt.title(f"{self.title} ({self.unit})")
+    def draw_plot(self, plt: Plot, width: int, height: int) -> None:
+        plt.title(self.title if self.seconds is not None else f"{self.title} ({self.unit})")
         keep = max(4, (width - 8) // 2)
         rows, ids = self.rows[-keep:], self.batch_ids[-keep:]
         used = [i for i in range(len(self.labels)) if any(r[i] for r in rows)]
@@ -327,3 +427,5 @@ class StackedBars(Chart):
         ticks = id_ticks(ids, width)
         plt.xticks(ticks, [str(b) for b in ticks])
         plt.xlabel("batch")
+        # the title, two axis lines, the batch ids, the x label
+        self.y_axis(plt, 0.0, float(max(sum(r[i] for i in used) for r in rows)), height - 5, self.seconds)

@@ -205,24 +205,56 @@ def _match(word: str, queries: list[str]) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-class CommandSuggester(Suggester):
-    """Completes the command word, then a query name (or ``all``) for commands that take one.
-    ``queries`` is called on each suggestion so new queries complete too."""
+def candidates(value: str, queries: list[str]) -> list[str]:
+    """Every completion of the command line ``value`` (a whole line each, in order): the
+    commands starting with its only word, or — for a command that takes a query — the
+    queries (and ``all``) starting with its second word. Empty when nothing completes."""
+    words = value.split(" ")
+    if len(words) == 1:
+        return [c for c in COMMANDS if c.startswith(words[0])] if words[0] else []
+    spec = COMMANDS.get(ALIASES.get(words[0], words[0]))
+    if spec is None or not spec.takes_query or len(words) != 2:
+        return []
+    options = list(dict.fromkeys(list(queries) + (["all"] if spec.takes_all else [])))
+    return [f"{words[0]} {o}" for o in options if o.startswith(words[1])]
 
-    def __init__(self, queries: Callable[[], list[str]]) -> None:
+
+def common_prefix(lines: list[str]) -> str:
+    """The longest prefix every one of ``lines`` starts with (``""`` for none)."""
+    if not lines:
+        return ""
+    first, last = min(lines), max(lines)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+def complete(value: str, queries: list[str]) -> tuple[str, list[str]]:
+    """What tab makes of ``value``, as a shell does: (the line, the candidates). One
+    candidate: it (the command line adds a space after it); several: their longest common
+    prefix (``fl`` → ``flights_`` among six ``flights_*`` queries), which may be ``value``
+    itself (the command line then lists them); none: ``value`` unchanged."""
+    hits = candidates(value, queries)
+    if not hits:
+        return value, []
+    prefix = common_prefix(hits)
+    return (prefix if len(prefix) > len(value) else value), hits
+
+
+class CommandSuggester(Suggester):
+    """The greyed-out completion: what tab would make of the line (see :func:`complete`) —
+    the one command or query that fits, or the longest prefix the fitting ones share.
+    ``queries`` is called on each suggestion so new queries complete too; nothing is
+    suggested while ``active()`` says False (the line filters a view instead)."""
+
+    def __init__(self, queries: Callable[[], list[str]], active: Callable[[], bool] = lambda: True) -> None:
         super().__init__(use_cache=False, case_sensitive=True)
         self._queries = queries
+        self._active = active
 
     async def get_suggestion(self, value: str) -> str | None:
-        words = value.split(" ")
-        if len(words) == 1:
-            hits = [c for c in COMMANDS if c.startswith(words[0]) and c != words[0]]
-            return hits[0] if hits and words[0] else None
-        cmd = ALIASES.get(words[0], words[0])
-        spec = COMMANDS.get(cmd)
-        if spec is not None and spec.takes_query and len(words) == 2 and words[1]:
-            options = list(self._queries()) + (["all"] if spec.takes_all else [])
-            hits = [o for o in options if o.startswith(words[1]) and o != words[1]]
-            if hits:
-                return f"{words[0]} {hits[0]}"
-        return None
+        if not self._active():
+            return None
+        line, _ = complete(value, list(self._queries()))
+        return line if line != value else None

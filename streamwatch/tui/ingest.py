@@ -25,7 +25,9 @@ from streamwatch.tui.views.feeds import event_line
 class Reporter(Protocol):
     """Where :func:`ingest` tells the user: the status line, an error toast, the session line."""
 
-    def set_status(self, text: str, level: str = "info") -> None: ...
+    def set_status(self, text: str, level: str = "info", about: str | None = None) -> None: ...
+
+    def status_passed(self, about: str | None = None, older_than_s: float | None = None) -> None: ...
 
     def alarm(self, text: str) -> None: ...
 
@@ -46,13 +48,16 @@ def ingest(model: DashboardModel, obj: object, ui: Reporter) -> bool:
             return False
         if row.status == "failed" and getattr(obj, "exception", None):
             msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
-            ui.set_status(msg, "error")
+            ui.set_status(msg, "error", about=row.name)
             ui.alarm(msg)
+        elif isinstance(obj, QueryProgress):
+            ui.status_passed(about=row.name)  # it runs again: its old failure is no longer news
         return row.name == m.selected and isinstance(obj, QueryProgress)
     if isinstance(obj, (QueryQueued, QueryNotRun)):
         row = m.board.apply_plan(obj)
         m.log(event_line(obj, row.name))
-        ui.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning")
+        ui.set_status(f"{row.name} {row.status}: {row.note}", "info" if row.status == "queued" else "warning",
+                      about=row.name)
     elif isinstance(obj, KafkaLag):
         m.set_kafka_lag(obj)
     elif isinstance(obj, LandedFile):

@@ -18,23 +18,45 @@ from streamwatch.tui.views.checkpoint import timeline_of
 JOURNEY_ERROR_CHARS = 1_000
 
 
+#: what the checkpoint tab says in a replay for a query whose checkpoint the recording does
+#: not name (a recording holds listener events, not checkpoint locations)
+NO_CHECKPOINT_IN_REPLAY = "checkpoint not known: the recording does not name it (a replay shows its events only)"
+
+
 def read_checkpoints(plan: RunPlan) -> CheckpointsRead:
     """Every query's checkpoint and batch timeline (the sink folder from the pipeline
     definition, never guessed from names); one that is not written yet, mid-write or
-    unreadable is an error text, and the scan goes on."""
+    unreadable is an error text, and the scan goes on.
+
+    In a replay (``plan.trigger == "replay"``) the checkpoints are another machine's: a query
+    without a checkpoint location is not read at all (``""`` would be this process's
+    folder), and one that is missing here says so in one line — ``checkpoint not on this
+    machine: PATH (the recording was made elsewhere)`` — not as a raw file error."""
     from streamwatch.checkpoint import read_checkpoint
 
+    replay = plan.trigger == "replay"
     cps: dict[str, Any] = {}
     errors: dict[str, str] = {}
     timelines: dict[str, tuple] = {}
     for q in plan.queries:
+        if not q.checkpoint:
+            errors[q.query_name] = NO_CHECKPOINT_IN_REPLAY if replay else "no checkpoint location known"
+            continue
         try:
             cp = read_checkpoint(q.checkpoint, sink=q.table or None)
             cps[q.query_name] = cp
             timelines[q.query_name] = timeline_of(cp)
         except Exception as e:  # not written yet, mid-write, unreadable: say so, keep going
-            errors[q.query_name] = one_line(str(e).split(": ")[-1]) or type(e).__name__
+            if replay and _missing(e):
+                errors[q.query_name] = f"checkpoint not on this machine: {q.checkpoint} (the recording was made elsewhere)"
+            else:
+                errors[q.query_name] = one_line(str(e).split(": ")[-1]) or type(e).__name__
     return CheckpointsRead(cps, errors, timelines)
+
+
+def _missing(e: BaseException) -> bool:
+    """``e`` says the checkpoint folder (or a file it must hold) does not exist."""
+    return isinstance(e, FileNotFoundError) or str(e).rstrip().lower().endswith("no such file or directory")
 
 
 def read_journey(plan: RunPlan, path: str) -> JourneyRead:

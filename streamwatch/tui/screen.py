@@ -9,16 +9,18 @@ it, and a draw that fails anyway is shown in the status line and logged, never r
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Callable
 
 from rich.markup import escape
 from rich.text import Text
 from textual import messages
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import Header, Input, Static, TabbedContent, TabPane, Tabs
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
@@ -40,8 +42,13 @@ VIEWS: dict[str, type[QueriesView | DetailView | CheckpointView | LandingView | 
     "queries": QueriesView, "detail": DetailView, "checkpoint": CheckpointView, "landing": LandingView,
     "events": EventsView, "pipeline": PipelineView}
 #: the widget each tab focuses when it is shown
-FOCUS = {"queries": "#query-table", "checkpoint": "#cp-batches", "landing": "#landing-table",
-         "events": "#event-table", "results": "#results-table", "pipeline": "#pipeline-view"}
+FOCUS = {"queries": "#query-table", "detail": "#detail-view", "checkpoint": "#cp-batches",
+         "landing": "#landing-table", "events": "#event-table", "results": "#results-table",
+         "pipeline": "#pipeline-view"}
+#: keys that move within a tab: with the focus on the tab row (tab) or nowhere, they reach the
+#: screen, which gives them to the tab's own widget (:meth:`DashboardScreen.action_in_tab`)
+IN_TAB_KEYS = {"up": ("cursor_up", "scroll_up"), "down": ("cursor_down", "scroll_down"), "pageup": ("page_up",),
+               "pagedown": ("page_down",), "home": ("scroll_home",), "end": ("scroll_end",)}
 
 
 class DashboardTabs(TabbedContent):
@@ -49,7 +56,8 @@ class DashboardTabs(TabbedContent):
     rule) — unless that news is stale: escape closing the ``/`` line gives the queries table
     the focus, and an enter answered at once (the app's priority binding) switches to the
     detail tab before the table's pane has said it was focused. News of a pane that is not
-    active, while the focus is where it was at the last switch (or nowhere), is ignored."""
+    active, while the focus is where it was at the last switch (or nowhere), or is not inside
+    that pane (the tab switched to took it: the detail tab takes the focus), is ignored."""
 
     _focused_at_switch: Widget | None = None
 
@@ -58,7 +66,8 @@ class DashboardTabs(TabbedContent):
 
     def on_tab_pane_focused(self, event: TabPane.Focused) -> None:
         focused = self.app.focused
-        if event.tab_pane.id != self.active and (focused is None or focused is self._focused_at_switch):
+        if event.tab_pane.id != self.active and (focused is None or focused is self._focused_at_switch
+                                                 or event.tab_pane not in focused.ancestors):
             event.stop()
             event.prevent_default()  # TabbedContent's own handler would activate the pane
 
@@ -67,12 +76,16 @@ class DashboardScreen(Screen[None]):
     """The app's base screen (``App.get_default_screen``); ``owner`` is the app whose model it
     draws."""
 
+    BINDINGS = [Binding(key, f"in_tab({key!r})", show=False) for key in IN_TAB_KEYS]
+
     def __init__(self, owner: StreamwatchApp) -> None:
         super().__init__(id="dashboard")
         self.owner = owner
         self.closing = False
         self.render_errors = 0
         self._frame_timer: Timer | None = None
+        #: what the status line shows: (level, the query it is about, since when; monotonic s)
+        self._status: tuple[str, str | None, float] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -150,19 +163,37 @@ class DashboardScreen(Screen[None]):
         """The session line (markup): paused, Spark master, executors, UI address."""
         pause = "[b reverse] PAUSED [/] " if self.owner.paused else ""
         info = self.owner.model.session_info
-        return pause + escape(fmt.session_line(info, replay=self.owner.plan.trigger == "replay"))
+        return pause + escape(fmt.session_line(info, replay=self.owner.plan.trigger == "replay",
+                                              watching=self.owner.plan.trigger == "checkpoint"))
 
     def render_session(self) -> None:
         self.query_one("#session", Static).update(self.session_text())
 
-    def set_status(self, text: str, level: str = "info") -> None:
-        """Show one line in the status bar (nothing once torn down; never raises)."""
+    def set_status(self, text: str, level: str = "info", about: str | None = None) -> None:
+        """Show one line in the status bar (nothing once torn down; never raises); ``about``
+        names the query a warning or error is about (see :meth:`status_passed`)."""
+        self._status = (level, about, time.monotonic()) if text else None
         if not self.drawable:
             return
         try:
             self.query_one("#status", Static).update(Text(text, style=STATUS_STYLE.get(level, "")))
         except Exception as e:
             self.log.error(f"cannot show status {text!r}: {e!r}")
+
+    def status_passed(self, about: str | None = None, older_than_s: float | None = None) -> None:
+        """Clear a warning or error the status line still shows once what it said has passed:
+        ``about`` — the query it named made progress again (any subject when None);
+        ``older_than_s`` — only when it has been shown that long. An old error never stays
+        on screen as if it were news."""
+        shown = self._status
+        if shown is None or shown[0] not in ("warning", "error"):
+            return
+        level, subject, since = shown
+        if about is not None and subject is not None and subject != about:
+            return
+        if older_than_s is not None and time.monotonic() - since < older_than_s:
+            return
+        self.set_status("", "info")
 
     # -- the views ------------------------------------------------------------------------------
     @property
@@ -240,6 +271,20 @@ class DashboardScreen(Screen[None]):
         if target and self.drawable:
             self.query_one(target).focus()
 
+    def action_in_tab(self, key: str) -> None:
+        """A moving key (↑ ↓ pgup pgdn home end) that no focused widget took — the focus is on
+        the tab row, or nowhere: the active tab's own widget takes the focus and the key."""
+        target = FOCUS.get(self.active_tab)
+        if not target or not self.drawable or not (self.focused is None or isinstance(self.focused, Tabs)):
+            return
+        widget = self.query_one(target)
+        widget.focus()
+        for name in IN_TAB_KEYS[key]:
+            action = getattr(widget, f"action_{name}", None)
+            if action is not None:
+                action()
+                return
+
     def on_command_line_closed(self, _: CommandLine.Closed) -> None:
         self.close_line(cancel=True)
 
@@ -260,4 +305,5 @@ class DashboardScreen(Screen[None]):
         if mode == "filter":
             self.set_filter(value)
         elif value:
+            self.status_passed()  # a new command: what the line said before is no longer news
             self.owner.run_command(value)

@@ -32,10 +32,13 @@ def test_bad_ratio_writes_malformed_orders_as_their_own_files(tmp_path):
     out = _land("orders", "--files", "3", "--bad-ratio", "0.5", "--workspace", str(tmp_path))
     assert out.exit_code == 0, out.output
     landing = tmp_path / "landing" / "orders" / "orders"
+    assert len(list(landing.glob("orders_*.json"))) == 3, "--files 3: three files, malformed ones among them"
+    assert _land("orders", "--files", "20", "--bad-ratio", "0.5", "--workspace", str(tmp_path)).exit_code == 0
     bad = list(landing.glob("*_bad_*.json"))
     assert bad
     good = [p for p in landing.glob("orders_*.json") if "_bad_" not in p.name]
-    assert len(good) == 3 and all(isinstance(json.loads(p.read_text()), list) for p in good)
+    assert good and all(isinstance(json.loads(p.read_text()), list) for p in good)
+    assert len(bad) + len(good) == 23
 
 
 def test_late_ratio_holds_rows_back_across_invocations(tmp_path):

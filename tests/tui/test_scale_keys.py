@@ -221,9 +221,9 @@ def test_the_paint_bringing_the_detail_tab_on_screen_builds_no_chart(make_app):
         builds: list[ChartPlot] = []
         renders: list[tuple[ChartPlot, int, bool]] = []  # (plot, builds before it, built by it)
         for plot in plots:
-            def counting(plt, width, plot=plot, draw=plot._draw):
+            def counting(plt, width, height, plot=plot, draw=plot._draw):
                 builds.append(plot)
-                draw(plt, width)
+                draw(plt, width, height)
 
             def render(plot=plot, render=plot.render):
                 n = len(builds)

@@ -25,7 +25,9 @@ SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows
 
 class DetailView(ModelView, VerticalScroll):
     """Everything about the model's selected query (``show(model)``); ``shown`` is the name of
-    the query it last drew (None before the first)."""
+    the query it last drew (None before the first). The tab takes the focus and scrolls as a
+    whole (↑ ↓ pgup pgdn home end, the mouse wheel): its charts, state operators, sources and
+    sink are each reached on a short screen."""
 
     shown: str | None = None
 
@@ -36,7 +38,7 @@ class DetailView(ModelView, VerticalScroll):
     DEFAULT_CSS = """
     DetailView > Static { height: auto; }
     DetailView > TimelineChart, DetailView > StackedBars { margin: 1 0 0 0; }
-    DetailView > SyncTable { height: auto; max-height: 12; margin: 1 0 0 0; }
+    DetailView > SyncTable { height: auto; margin: 1 0 0 0; }
     #detail-failure { color: $error; }
     """
 
@@ -49,16 +51,30 @@ class DetailView(ModelView, VerticalScroll):
         yield TimelineChart("state rows and memory", unit="rows", right=("memory",), right_unit="KiB",
                             id="chart-state")
         yield TimelineChart("Kafka offsets behind latest (over partitions)", unit="records", id="chart-kafka-behind")
+        # the tables are drawn whole and never take the focus: the keys scroll the whole tab
         operators = SyncTable(OPERATOR_COLUMNS, id="operators", show_cursor=False)
+        operators.can_focus = False
         operators.border_title = "state operators"  # set once: setting it repaints the table
         yield operators
         sources = SyncTable(SOURCE_COLUMNS, id="sources", show_cursor=False)
+        sources.can_focus = False
         sources.border_title = "sources"
         yield sources
         kafka = Static("", id="detail-kafka")
         kafka.display = False  # only for a query reading Kafka
         yield kafka
         yield Static("", id="detail-sink")
+
+    def action_scroll_right(self) -> None:
+        """→: the tables (state operators, sources) show their next column (the tab itself is
+        as wide as the screen)."""
+        for table in self.query(SyncTable):
+            table.action_cursor_right()
+
+    def action_scroll_left(self) -> None:
+        """←: the tables show their previous column."""
+        for table in self.query(SyncTable):
+            table.action_cursor_left()
 
     def draw_charts(self, history: SampleHistory, width: int) -> None:
         """The charts of the newest samples that fit ``width`` columns; the watermark-gap,

@@ -6,7 +6,10 @@ layer is marked. Draws itself from :class:`~streamwatch.analysis.pipeview.Pipeli
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import ScrollableContainer
 from textual.reactive import reactive
@@ -66,6 +69,8 @@ def box_lines(lay: Layer, incoming: list[Link], short: dict[str, str]) -> list[t
         state = f"batch {lay.in_flight_batch_id} running"
     out = [(f"batch {fmt.count(lay.batch_id)} · {state}", STATUS_STYLE.get(lay.status, ""))]
     out.append((f"layer {_ms(lay.layer_latency_ms)} · e2e {_ms(lay.end_to_end_ms)}", "bold red" if lay.slowest else ""))
+    if lay.landing_unread is not None:
+        out.append((f"← landing: {fmt.count(lay.landing_unread)} file(s) unread", "yellow" if lay.landing_unread else ""))
     for e in incoming:
         behind = (e.backlog_files or 0) > 0 or (e.backlog_versions or 0) > 0
         out.append((f"← {short[e.upstream]}: {backlog_text(e)}", "yellow" if behind else "dim" if not e.learnt else ""))
@@ -120,14 +125,47 @@ class Canvas:
         return out
 
 
+def _fit(text: str, room: int) -> str:
+    """``text`` cut to ``room`` characters, its last one ``…`` when cut."""
+    return text if len(text) <= room else text[: max(0, room - 1)] + "…"
+
+
+def _title(lay: Layer) -> str:
+    return f" {lay.name} " + ("◆ slowest " if lay.slowest else "")
+
+
+def _box(canvas: Canvas, lay: Layer, lines: list[tuple[str, str]], x: int, y: int, bw: int) -> None:
+    """One layer's box at (``x``, ``y``), ``bw`` wide, around ``lines``."""
+    border = "bold red" if lay.slowest else "red" if lay.status == "stuck" else ""
+    title = _fit(_title(lay), bw - 3)
+    canvas.put(x, y, "┌" + title.ljust(bw - 2, "─") + "┐", border)
+    canvas.put(x + 1, y, title, "bold " + border if border else "bold")
+    for i, (t, style) in enumerate(lines):
+        canvas.put(x, y + 1 + i, "│", border)
+        canvas.put(x + 2, y + 1 + i, _fit(t, bw - 4), style)
+        canvas.put(x + bw - 1, y + 1 + i, "│", border)
+    canvas.put(x, y + 1 + len(lines), "└" + "─" * (bw - 2) + "┘", border)
+
+
+def box_width(g: PipelineGraph, short: dict[str, str]) -> int:
+    """The width (cells) a box needs to show its title and every line whole."""
+    lines = max(len(t) for lay in g.layers for t, _ in box_lines(lay, g.incoming(lay.name), short)) + 4
+    return max(MIN_BOX, lines, max(len(_title(lay)) + 3 for lay in g.layers))
+
+
 def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
-    """The pipeline as box-and-arrow text fitting ``width`` columns where it can."""
+    """The pipeline as box-and-arrow text in ``width`` columns: its stages (columns of the DAG)
+    side by side with the arrows between them where they fit, else one stage under the other
+    (:func:`draw_stacked`). A box is never cut: it is as wide as its longest line (only a
+    line wider than ``width`` itself is cut, with ``…``)."""
     if not g.layers:
         return Text("no queries to draw", style="dim")
     short = short_names([lay.name for lay in g.layers])
     cols = g.columns
-    inner = max(len(t) for lay in g.layers for t, _ in box_lines(lay, g.incoming(lay.name), short)) + 2
-    bw = max(MIN_BOX, min(MAX_BOX, max(inner, (width - GAP * (cols - 1)) // cols)))
+    need = box_width(g, short)
+    bw = max(need, min(MAX_BOX, (width - GAP * (cols - 1)) // cols))
+    if cols > 1 and cols * bw + GAP * (cols - 1) > width:
+        return draw_stacked(g, width, short)
     boxes: dict[str, tuple[int, int, int]] = {}  # name → (x, y, height)
     bottom = 0
     for c in range(cols):
@@ -144,15 +182,7 @@ def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
     canvas = Canvas(cols * (bw + GAP) - GAP, bottom + len(lanes) + 1)
     for lay in g.layers:
         x, y, h = boxes[lay.name]
-        border = "bold red" if lay.slowest else "red" if lay.status == "stuck" else ""
-        title = f" {lay.name} " + ("◆ slowest " if lay.slowest else "")
-        canvas.put(x, y, "┌" + title[: bw - 3].ljust(bw - 2, "─") + "┐", border)
-        canvas.put(x + 1, y, title[: bw - 3], "bold " + border if border else "bold")
-        for i, (t, style) in enumerate(box_lines(lay, g.incoming(lay.name), short)):
-            canvas.put(x, y + 1 + i, "│", border)
-            canvas.put(x + 2, y + 1 + i, t[: bw - 4], style)
-            canvas.put(x + bw - 1, y + 1 + i, "│", border)
-        canvas.put(x, y + h - 1, "└" + "─" * (bw - 2) + "┘", border)
+        _box(canvas, lay, box_lines(lay, g.incoming(lay.name), short), x, y, bw)
     for lane, e in enumerate(sorted(g.links, key=lambda e: (boxes[e.upstream][1], boxes[e.downstream][1]))):
         ux, uy, _ = boxes[e.upstream]
         dx, dy, _ = boxes[e.downstream]
@@ -174,6 +204,38 @@ def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
     return canvas.text()
 
 
+def draw_stacked(g: PipelineGraph, width: int, short: dict[str, str] | None = None) -> Text:
+    """The pipeline for a screen narrower than its stages side by side: each stage (a column of
+    the DAG) is a row of boxes (as many side by side as ``width`` holds), the stage it feeds
+    below it after a ``▼`` line; each box names its upstreams and their backlog (``← silver:
+    …``), so every edge is read in the box it leads to."""
+    short = short or short_names([lay.name for lay in g.layers])
+    bw = min(box_width(g, short), max(MIN_BOX, width))
+    per_row = max(1, (width + 2) // (bw + 2))
+    placed: list[tuple[Layer, list[tuple[str, str]], int, int]] = []
+    y = 0
+    for c in range(g.columns):
+        members = [lay for lay in g.layers if lay.column == c]
+        if c:
+            y += 1  # the ▼ line
+        for start in range(0, len(members), per_row):
+            row = members[start:start + per_row]
+            height = 0
+            for i, lay in enumerate(row):
+                lines = box_lines(lay, g.incoming(lay.name), short)
+                placed.append((lay, lines, i * (bw + 2), y))
+                height = max(height, 2 + len(lines))
+            y += height
+    canvas = Canvas(min(per_row, max(1, len(g.layers))) * (bw + 2) - 2, y)
+    arrows = {py - 1 for lay, _, _, py in placed if lay.column and py}
+    for lay, lines, x, top in placed:
+        _box(canvas, lay, lines, x, top, bw)
+    for ay in sorted(arrows):
+        if not any(top == ay for _, _, _, top in placed):
+            canvas.put(2, ay, "▼ reads the stage above", "dim")
+    return canvas.text()
+
+
 def summary(g: PipelineGraph) -> Text:
     """The line above the drawing: layers, edges, total backlog, slowest, end-to-end."""
     t = Text()
@@ -187,13 +249,14 @@ def summary(g: PipelineGraph) -> Text:
 
 
 class PipelineView(ScrollableContainer):
-    """The model's pipeline graph (``show(model)``); ``model.pipeline`` None: not known yet."""
+    """The model's pipeline graph (``show(model)``); ``model.pipeline`` None: not known yet.
+    Drawn for its width (again on a resize); it scrolls with ↑ ↓ ← → pgup pgdn home end."""
 
     DEFAULT_CSS = """
     PipelineView > Static { width: auto; height: auto; }
-    #pipe-head { padding: 0 1; }
+    #pipe-head { padding: 0 1; width: 100%; }
     #pipe-graph { padding: 1 1 0 1; }
-    #pipe-legend { padding: 1 1 0 1; color: $text-muted; }
+    #pipe-legend { padding: 1 1 0 1; color: $text-muted; width: 100%; }
     """
 
     model: reactive[DashboardModel | None] = reactive(None, always_update=True, repaint=False, init=False)
@@ -212,10 +275,18 @@ class PipelineView(ScrollableContainer):
         if self.model is not None:
             self.draw(self.model)
 
+    def on_resize(self, _: events.Resize) -> None:
+        """Drawn again for the new width (stages side by side, or one under the other)."""
+        self.watch_model()
+
     def draw(self, model: DashboardModel) -> None:
         g = model.pipeline
         if g is None:
             return
+        unread = model.query_backlog()  # the landing tab's count: files landed, not read yet
+        if any(unread.get(lay.name) is not None for lay in g.layers):
+            g = dataclasses.replace(g, layers=tuple(dataclasses.replace(lay, landing_unread=unread.get(lay.name))
+                                                    for lay in g.layers))
         self.query_one("#pipe-head", Static).update(summary(g))
-        width = max(60, (self.size.width or self.app.size.width) - 4)
+        width = max(MIN_BOX, (self.size.width or self.app.size.width) - 4)
         self.query_one("#pipe-graph", Static).update(draw_graph(g, width))

@@ -2,13 +2,21 @@
 rates (rows/s), the last batch's duration (ms), backlog (landed files not yet read; for a
 Kafka source the consumer lag, "N rec": broker latest offsets − last committed batch; for a
 Delta source "V ver F files": versions and files committed upstream after its latest offset),
-watermark (UTC), trigger, output mode and total input rows."""
+watermark (UTC), trigger, output mode and total input rows.
+
+The diagnosis column has a bounded width (cut with ``…``; the detail tab has the whole text) so
+the numbers stay on screen: wide enough for every column (:data:`FULL_MIN_DIAGNOSIS` cells of
+diagnosis), the columns keep their order; narrower (80 columns), the compact set
+:data:`COMPACT_COLUMNS` comes first and the rest follow it, reached with ←/→ (a column a key),
+home/end."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.widgets import DataTable
 
 from streamwatch.analysis import fmt
@@ -20,6 +28,15 @@ from streamwatch.tui.views.table import SyncTable
 
 QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
                  "backlog", "watermark", "trigger", "mode", "rows")
+#: narrow screens: these first (on screen at 80 columns), the other columns after them
+COMPACT_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "backlog", "trigger")
+#: the diagnosis column's width (cells): at least this with every column on screen, else compact
+FULL_MIN_DIAGNOSIS = 20
+#: its width bounds in the compact layout, and its widest
+COMPACT_DIAGNOSIS = (10, 32)
+MAX_DIAGNOSIS = 60
+#: cells kept free at the right (the vertical scrollbar)
+SPARE = 2
 DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
 STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green", "queued": "cyan",
                 "not run": "yellow"}
@@ -36,6 +53,13 @@ class QueriesView(FilteredView, SyncTable):
         self._opened = opened
         self._highlighted = highlighted
         self._title = ""
+        #: the columns' order and the diagnosis width they were laid out for (:meth:`_arrange`)
+        self._arranged: tuple[tuple[str, ...], int] = (QUERY_COLUMNS, MAX_DIAGNOSIS)
+
+    def on_resize(self, _: events.Resize) -> None:
+        """Another width may call for another column set or diagnosis width: drawn again."""
+        if self.model is not None:
+            self.watch_model()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Handled here, at once: bubbled to the app it waited behind every frame and repaint
@@ -74,11 +98,48 @@ class QueriesView(FilteredView, SyncTable):
             if needle and needle not in f"{name} {row.status} {diag.text}".lower():
                 continue
             rows.append((name, cells(model, row, diag, backlogs.get(name))))
-        self.sync(rows)
+        order, room = self._arrange(rows)
+        index = [QUERY_COLUMNS.index(c) for c in order]
+        at = QUERY_COLUMNS.index("diagnosis")
+        self.sync([(name, tuple(shorten(c[i], room) if i == at else c[i] for i in index)) for name, c in rows])
         title = f"{model.plan.pipeline} · {len(model.board.rows)} queries" + (f" · /{needle}" if needle else "")
         if title != self._title:  # setting border_title repaints the whole table, even unchanged
             self._title = title
             self.border_title = title
+
+    def _arrange(self, rows: list[tuple[str, tuple]]) -> tuple[tuple[str, ...], int]:
+        """The column order and the diagnosis width for this width and these cells; the table's
+        columns are laid out again when they change (a resize, or columns grown wider): every
+        column with a diagnosis of at least :data:`FULL_MIN_DIAGNOSIS` cells where that fits,
+        else :data:`COMPACT_COLUMNS` first with the diagnosis fitted between them. The
+        diagnosis only widens again for 3 cells or more (no relayout for a digit more or less)."""
+        width = self.size.width or self.app.size.width
+        need = {c: cell_len(c) for c in QUERY_COLUMNS}
+        for _, cs in rows:
+            for c, v in zip(QUERY_COLUMNS, cs):
+                need[c] = max(need[c], v.cell_len if isinstance(v, Text) else cell_len(str(v)))
+        order, room = self._arranged
+        for c in order:  # a column never shrinks while the table lives (SyncTable)
+            col = self.columns.get(c)  # type: ignore[call-overload]
+            if col is not None and c != "diagnosis":
+                need[c] = max(need[c], col.content_width)
+        pad = 2 * self.cell_padding
+
+        def left(columns: tuple[str, ...]) -> int:
+            return width - SPARE - sum(need[c] + pad for c in columns if c != "diagnosis") - pad
+
+        header = cell_len("diagnosis")
+        diag_need = max(need["diagnosis"], header)
+        if left(QUERY_COLUMNS) >= max(header, min(FULL_MIN_DIAGNOSIS, diag_need)):
+            want: tuple[tuple[str, ...], int] = (QUERY_COLUMNS, min(MAX_DIAGNOSIS, left(QUERY_COLUMNS), diag_need))
+        else:
+            lo, hi = COMPACT_DIAGNOSIS
+            compact = COMPACT_COLUMNS + tuple(c for c in QUERY_COLUMNS if c not in COMPACT_COLUMNS)
+            want = (compact, max(lo, min(hi, left(COMPACT_COLUMNS), diag_need)))
+        if want[0] != order or want[1] < room or want[1] >= room + 3:
+            self._arranged = want
+            self.set_columns(want[0], {"diagnosis": want[1]})
+        return self._arranged
 
 
 def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> tuple:
@@ -86,7 +147,7 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
     return (
         row.name,
         Text(row.status, style=STATUS_STYLE.get(row.status, "")),
-        Text(diag.text[:60], style=DIAG_STYLE.get(diag.code, "")),
+        Text(diag.text, style=DIAG_STYLE.get(diag.code, "")),
         fmt.count(row.batch_id),
         fmt.rate(row.input_rps),
         fmt.rate(row.processed_rps),
@@ -97,6 +158,15 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
         model.output_mode_of(row.name),
         fmt.count(row.total_input_rows),
     )
+
+
+def shorten(value: Text, width: int) -> Text:
+    """``value`` cut to ``width`` cells, its last one ``…`` when cut."""
+    if value.cell_len <= width:
+        return value
+    cut = value.copy()
+    cut.truncate(width, overflow="ellipsis")
+    return cut
 
 
 def backlog_cell(model: DashboardModel, name: str, files: int | None) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -114,6 +114,9 @@ class SyncTable(DataTable):
         kw.setdefault("cursor_type", "row")
         super().__init__(**kw)
         self._columns = tuple(columns)
+        self._widths: dict[str, int] = {}
+        #: the cursor's row key across :meth:`set_columns` (restored by the next sync)
+        self._keep_cursor: str | None = None
         self._cells: dict[str, tuple[Cell, ...]] = {}
         #: row key → (paint key and row index, the cells it was drawn from, the drawn line)
         self._drawn: dict[str, tuple[tuple, tuple[Cell, ...], Strip]] = {}
@@ -125,7 +128,49 @@ class SyncTable(DataTable):
 
     def on_mount(self) -> None:
         for c in self._columns:
-            self.add_column(c, key=c)
+            self.add_column(c, key=c, width=self._widths.get(c))
+
+    def set_columns(self, columns: Sequence[str], widths: Mapping[str, int] | None = None) -> None:
+        """Lay the table out again with ``columns`` in this order (``widths``: a fixed width in
+        cells for some, the others fit their cells): every row is forgotten, the next
+        :meth:`sync` (given cells in the new order) adds them again; the cursor stays on its
+        row's key then, and the horizontal scroll goes back to the first column."""
+        self._columns = tuple(columns)
+        self._widths = dict(widths or {})
+        if not self.is_mounted:
+            return  # on_mount adds them
+        self._keep_cursor = self.cursor_key()
+        self.clear(columns=True)
+        self._cells.clear()
+        self._drawn.clear()
+        self._cell_lines.clear()
+        self._shapes.clear()
+        for c in self._columns:
+            self.add_column(c, key=c, width=self._widths.get(c))
+
+    def _column_starts(self) -> list[int]:
+        """Where each column starts (cells from the table's left edge)."""
+        starts, x = [], 0
+        for column in self.ordered_columns:
+            starts.append(x)
+            x += column.get_render_width(self)
+        return starts
+
+    def action_cursor_right(self) -> None:
+        """→ with a row cursor (or none): the table scrolls to the next column's start (DataTable
+        scrolls a cell a key)."""
+        if self.show_cursor and self.cursor_type in ("cell", "column"):
+            return super().action_cursor_right()
+        x = self.scroll_offset.x
+        target = next((s for s in self._column_starts() if s > x), self.max_scroll_x)
+        self.scroll_to(x=min(target, self.max_scroll_x), animate=False)
+
+    def action_cursor_left(self) -> None:
+        """← with a row cursor (or none): back to the previous column's start."""
+        if self.show_cursor and self.cursor_type in ("cell", "column"):
+            return super().action_cursor_left()
+        x = self.scroll_offset.x
+        self.scroll_to(x=max((s for s in self._column_starts() if s < x), default=0), animate=False)
 
     @property
     def keys(self) -> list[str]:
@@ -192,6 +237,10 @@ class SyncTable(DataTable):
             self._drawn = {k: v for k, v in self._drawn.items() if k in self._cells}
         if follow and self.row_count:
             self.move_cursor(row=self.row_count - 1, animate=False)
+        elif self._keep_cursor is not None:
+            keep, self._keep_cursor = self._keep_cursor, None
+            if keep in self._cells:
+                self.move_cursor(row=self.get_row_index(keep), animate=False)
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False,
                 recompose: bool = False) -> SyncTable:
