@@ -2,7 +2,9 @@
 (:class:`~streamwatch.analysis.probe.Probe`): each call touches only the files batch N wrote.
 
 * file source: ``sources/<i>/<L>`` (or ``<L>.compact``) for every log id the batch's
-  ``{"logOffset": L}`` advanced over (mirrors ``FileStreamSourceLog``);
+  ``{"logOffset": L}`` advanced over since the previous batch's (mirrors
+  ``FileStreamSourceLog``: the source log numbers its batches itself, so batch N's log ids are
+  not N); files not known (None) when ``offsets/N-1`` is gone;
 * file sink: ``<sink>/_spark_metadata/<N>`` (or ``<N>.compact``; mirrors ``FileStreamSinkLog``);
 * Delta sink: ``_delta_log/<version>.json`` commits after the last one seen, matched to the
   batch by their streaming ``txn`` (appId = query id, version = batch id);
@@ -156,7 +158,10 @@ class SourceReader:
         if last is None:
             return SourceInput(sid, "file", offset=p.summary())
         if before is None:
-            before = -1 if first and entry.batch_id == 0 else last - 1
+            if (first and entry.batch_id == 0) or (not first and q is None):
+                before = -1  # batch 0, or the source had no offset yet (``-``)
+            else:  # offsets/N-1 is gone: which log ids N read is not known (the log counts itself)
+                return SourceInput(sid, "file", offset=p.summary())
         folder = self._folder(entry, i)
         paths: list[str] = []
         mtimes: list[int] = []

@@ -1,13 +1,15 @@
-"""Each landed file's journey: landed → read by batch N (file-source log) → committed
-(commit log has N). Pure Python over model objects; no textual, no pyspark."""
+"""Each landed file's journey: landed → read by batch N (the file-source log, credited to
+the query batch through ``offsets/N``'s ``logOffset``) → committed (commit log has N). Pure
+Python over model objects; no textual, no pyspark."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import unquote, urlparse
 
+from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.landing import LandedFile
 
 
@@ -19,9 +21,28 @@ def normalise_path(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
+class ReadFile(NamedTuple):
+    """One file a file source read: ``source`` (``sources/<source>/``), ``path`` (URI text as
+    logged), ``timestamp_ms`` (its modification time, epoch ms), ``batch_id`` the *query*
+    batch that read it (None when not known: the offsets that would tell are gone, or no
+    planned batch has reached it yet) and ``log_batch_id`` the source log's own batch id."""
+
+    source: int
+    path: str
+    timestamp_ms: int
+    batch_id: int | None
+    log_batch_id: int
+
+
 def file_entries(checkpoint: Any) -> Iterable[Any]:
-    """``FileEntry``-like objects (``path``, ``batch_id``) of every file-source log of a
-    checkpoint (``Checkpoint.sources``); nothing when the reader provides none."""
+    """:class:`ReadFile` objects (``path``, ``batch_id`` …) of every file-source log of a
+    checkpoint (``Checkpoint.sources``), each credited to the query batch that read it
+    through the offsets' ``logOffset`` (the source log numbers its batches itself: its
+    ``batchId`` is not the query's); nothing when the reader provides none."""
+    if isinstance(checkpoint, Checkpoint):
+        for index, e, batch in checkpoint.files_by_batch().query_batches():
+            yield ReadFile(index, e.path, e.timestamp_ms, batch, e.batch_id)
+        return
     for src in getattr(checkpoint, "sources", None) or ():
         entries = getattr(src, "entries", None)
         if entries is None and hasattr(src, "path") and hasattr(src, "batch_id"):
@@ -32,12 +53,28 @@ def file_entries(checkpoint: Any) -> Iterable[Any]:
 
 @dataclass(frozen=True, slots=True)
 class Consumed:
-    """Where a landed file went: the query whose file source read it, the batch id that read
-    it (from ``sources/<i>/N``), and whether that batch is in the commit log."""
+    """Where a landed file went: the query whose file source read it, the query batch id
+    that read it (through ``offsets/N``'s ``logOffset``; None when not known) and whether it
+    is committed (the batch is in the commit log, or — batch unknown — the file's source-log
+    batch is at or below the last committed batch's ``logOffset``)."""
 
     query: str
-    batch_id: int
+    batch_id: int | None
     committed: bool
+
+
+def _committed_log_offsets(cp: Any) -> dict[int, int]:
+    """Source index → ``logOffset`` the last committed batch had reached (when its offsets
+    entry is read)."""
+    last = getattr(cp, "last_committed_batch_id", None)
+    if not isinstance(cp, Checkpoint) or last is None:
+        return {}
+    out: dict[int, int] = {}
+    for _, m in cp.files_by_batch().sources:
+        lo = m.read_up_to(last)
+        if lo is not None:
+            out[m.index] = lo
+    return out
 
 
 def consumed_files(checkpoints: Mapping[str, Any]) -> dict[str, Consumed]:
@@ -46,14 +83,21 @@ def consumed_files(checkpoints: Mapping[str, Any]) -> dict[str, Consumed]:
     out: dict[str, Consumed] = {}
     for query, cp in checkpoints.items():
         last_commit = getattr(cp, "last_committed_batch_id", None)
+        done = _committed_log_offsets(cp)
         for e in file_entries(cp):
             try:
                 path = normalise_path(str(e.path))
-                batch = int(e.batch_id)
+                batch = None if e.batch_id is None else int(e.batch_id)
             except (TypeError, ValueError, AttributeError):
                 continue
-            if path not in out:
-                out[path] = Consumed(query, batch, last_commit is not None and batch <= last_commit)
+            if path in out:
+                continue
+            if batch is not None:
+                committed = last_commit is not None and batch <= last_commit
+            else:
+                lo = done.get(getattr(e, "source", -1))
+                committed = lo is not None and getattr(e, "log_batch_id", lo + 1) <= lo
+            out[path] = Consumed(query, batch, committed)
     return out
 
 
@@ -70,9 +114,10 @@ class Journey:
     def text(self) -> str:
         if self.consumed is None:
             return "landed"
+        batch = self.consumed.batch_id
         if self.stage == "read":
-            return f"read by batch {self.consumed.batch_id}"
-        return f"committed (batch {self.consumed.batch_id})"
+            return "read (batch not known)" if batch is None else f"read by batch {batch}"
+        return "committed (batch not known)" if batch is None else f"committed (batch {batch})"
 
 
 def journeys(files: Iterable[LandedFile], consumed: Mapping[str, Consumed]) -> list[Journey]:

@@ -4,8 +4,10 @@ Given a run plan (queries, their checkpoints and tables, the medallion DAG, land
 see :func:`streamwatch.pipeline.plan_run`) and a file, :func:`file_journey` follows it:
 
 * the bronze query's file source log (``sources/<i>/``, mirrors ``FileStreamSourceLog``) names
-  the batch N that read the file; ``offsets/N`` gives when N was planned, ``commits/N``
-  whether it committed;
+  the source's own log batch that listed the file; the query batch N that read it is the one
+  whose ``offsets/N`` ``logOffset`` first reached that log batch (the log numbers its batches
+  itself; unknown when the offsets that would tell are gone); ``offsets/N`` gives when N was
+  planned, ``commits/N`` whether it committed;
 * the file sink log of bronze's table (``_spark_metadata/``, mirrors ``FileStreamSinkLog``)
   names the part files batch N wrote (after a compaction, ``N.compact`` keeps no batch ids: a
   file then belongs to the latest batch planned before its modification time), or the Delta
@@ -28,7 +30,7 @@ from collections import defaultdict
 from urllib.parse import unquote, urlparse
 
 from streamwatch.checkpoint import CheckpointError, read_checkpoint
-from streamwatch.model.checkpoint import Checkpoint, SinkFileEntry
+from streamwatch.model.checkpoint import Checkpoint, FilesByBatch, SinkFileEntry
 from streamwatch.model.lineage import Hop, Journey, Step
 from streamwatch.model.runtime import QueryPlan, RunPlan
 
@@ -113,25 +115,43 @@ def _count_rows(file: str, wrote: tuple[str, ...]) -> int | None:
     return total if known else None
 
 
+def _committed_log_batch(cp: Checkpoint, fb: FilesByBatch, index: int, log_batch_id: int) -> bool:
+    """Whether source-log batch ``log_batch_id`` of ``sources/<index>/`` is at or below the
+    ``logOffset`` of the last committed batch (so committed, whichever batch read it)."""
+    last = cp.last_committed_batch_id
+    m = fb.batches_of(index)
+    lo = None if last is None or m is None else m.read_up_to(last)
+    return lo is not None and log_batch_id <= lo
+
+
 def _root_hops(q: QueryPlan, cp: Checkpoint, file: str, rows: bool) -> tuple[list[Hop], str | None, int | None]:
     """Hops of a landing-reading query for ``file`` (matched by path, else by file name, so an
     archived file — ``cleanSource=archive`` — or a bare name is found); the logged path and
-    its modification time."""
+    its modification time. The query batch that read it comes from the offsets' ``logOffset``
+    (the source log numbers its batches itself); a hop with batch None when that is not known
+    (its offsets are gone)."""
     target = norm_path(file)
-    entries = [e for log in cp.sources for e in log.entries if norm_path(e.path) == target]
+    fb = cp.files_by_batch()
+    mapped = fb.query_batches()
+    entries = [(i, e, b) for i, e, b in mapped if norm_path(e.path) == target]
     if not entries:
         name = posixpath.basename(target)
-        entries = [e for log in cp.sources for e in log.entries if posixpath.basename(norm_path(e.path)) == name]
+        entries = [(i, e, b) for i, e, b in mapped if posixpath.basename(norm_path(e.path)) == name]
     if not entries:
         return [], None, None
     by_batch = _sink_files_by_batch(cp)
     hops = []
-    for b in sorted({e.batch_id for e in entries}):
+    first = entries[0][1]
+    for b in sorted({b for _, _, b in entries if b is not None}):
         planned, committed = _batch_times(cp, b)
         wrote, written = _hop_out(cp, b, by_batch)
-        hops.append(Hop(q.query_name, b, planned, committed, written, (entries[0].path,), wrote,
-                        _count_rows(entries[0].path, wrote) if rows else None))
-    return hops, entries[0].path, entries[0].timestamp_ms
+        hops.append(Hop(q.query_name, b, planned, committed, written, (first.path,), wrote,
+                        _count_rows(first.path, wrote) if rows else None))
+    unknown = [(i, e) for i, e, b in entries if b is None]
+    if unknown:
+        committed = all(_committed_log_batch(cp, fb, i, e.batch_id) for i, e in unknown)
+        hops.append(Hop(q.query_name, None, None, committed, None, (unknown[0][1].path,)))
+    return hops, first.path, first.timestamp_ms
 
 
 def _delta_batches(cp: Checkpoint, versions: set[int], source_index: int) -> dict[int, set[int]]:
@@ -160,10 +180,14 @@ def _downstream_hops(q: QueryPlan, cp: Checkpoint, carried: dict[str, list[Hop]]
     by_batch = _sink_files_by_batch(cp)
     read: dict[int, set[str]] = defaultdict(set)
     files = {norm_path(p): p for up in q.upstream for h in carried.get(up, []) for p in h.wrote if not p.startswith("delta v")}
-    for log in cp.sources:
-        for e in log.entries:
-            if norm_path(e.path) in files:
-                read[e.batch_id].add(e.path)
+    unknown: list[tuple[int, str, int]] = []
+    fb = cp.files_by_batch()
+    for index, e, b in fb.query_batches():  # source-log batch → query batch
+        if norm_path(e.path) in files:
+            if b is None:
+                unknown.append((index, e.path, e.batch_id))
+            else:
+                read[b].add(e.path)
     for i, up in enumerate(q.upstream):  # Delta upstreams: source i reads upstream i
         versions = {int(p.split("v", 1)[1]) for h in carried.get(up, []) for p in h.wrote if p.startswith("delta v")}
         if versions:
@@ -175,6 +199,9 @@ def _downstream_hops(q: QueryPlan, cp: Checkpoint, carried: dict[str, list[Hop]]
         wrote, written = _hop_out(cp, b, by_batch)
         hops.append(Hop(q.query_name, b, planned, committed, written, tuple(sorted(read[b])), wrote,
                         _count_rows(file, wrote) if rows else None))
+    if unknown:
+        committed = all(_committed_log_batch(cp, fb, i, lb) for i, _, lb in unknown)
+        hops.append(Hop(q.query_name, None, None, committed, None, tuple(sorted({p for _, p, _ in unknown}))))
     return hops
 
 

@@ -41,12 +41,17 @@ def journey_lines(journey: Journey) -> list[str]:
                      else "memory sink" if not s.table else "wrote nothing")
             rows = f", {h.rows} rows of this file" if h.rows is not None else ""
             state = "committed" if h.committed else "IN FLIGHT (not committed)"
+            if h.batch_id is None:  # the offsets that map the source log's batch to the query's are gone
+                out.append(f"  {s.query_name:<24} ← {src}: batch not known (its offsets are gone), {state}, "
+                           f"read {len(h.read)}")
+                continue
             out.append(f"  {s.query_name:<24} ← {src}: batch {h.batch_id} planned {utc_ms(h.planned_ms)}, {state}, "
                        f"read {len(h.read)}, {wrote}{rows} (+{duration(after)})")
         if s.note:
             out.append(f"  {'':<24}   {s.note}")
     last = journey.last_step
     if last is not None:
+        known = [h.batch_id for h in last.hops if h.batch_id is not None]
         out.append(f"end to end: {duration(journey.latency_ms)} (landed → {last.query_name} "
-                   f"batch {max(h.batch_id for h in last.hops)})")
+                   f"batch {max(known) if known else '?'})")
     return out

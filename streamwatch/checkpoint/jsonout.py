@@ -179,15 +179,26 @@ def timeline_doc(cp: Checkpoint, rows: tuple[BatchRow, ...]) -> dict[str, Any]:
 
 
 def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
-    """One batch in detail: offsets, commit, files read, state versions, sink entries."""
+    """One batch in detail: offsets, commit, files read, state versions, sink entries.
+
+    ``files_read``: the files the file sources read in this batch — each source's log
+    batches (``source_log_batches``: ``[first, last]`` inclusive, ``[]`` for none) after
+    ``offsets/N-1``'s ``logOffset`` up to ``offsets/N``'s (mirrors ``FileStreamSourceOffset``;
+    the source log numbers its batches itself); None when not known (either offsets entry
+    gone: ``log_batches`` None)."""
     off = cp.offsets_for(batch_id)
     com = cp.commit_for(batch_id)
-    files = [
-        {"source": s.index, "path": e.path, "timestamp_ms": e.timestamp_ms}
-        for s in cp.sources
-        for e in s.entries
-        if e.batch_id == batch_id
-    ]
+    by_batch = cp.files_by_batch()
+    logs: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] | None = []
+    for s, m in by_batch.sources:
+        r = m.log_batches(batch_id)
+        logs.append({"source": s.index, "log_batches": None if r is None else ([r[0], r[-1]] if len(r) else [])})
+        got = by_batch.files_read(batch_id, s.index)
+        if got is None or files is None:
+            files = None
+            continue
+        files += [{"source": s.index, "path": e.path, "timestamp_ms": e.timestamp_ms, "log_batch": e.batch_id} for e in got]
     state = []
     n = cp.partitions_for_version(batch_id + 1)
     for op in cp.state:
@@ -226,6 +237,7 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
                   "unique_ids_matched": _ids(next((m for m in cp.unique_ids if m.batch_id == batch_id), None))},
             "repartition": _repartition(next((r for r in cp.repartitions if r.batch_id == batch_id), None)),
             "files_read": files,
+            "source_log_batches": logs,
             "state": state,
             "sink_entries": sink_entries,
             "delta_versions": delta,

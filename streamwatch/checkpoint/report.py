@@ -124,7 +124,7 @@ def summary(cp: Checkpoint) -> Group:
             log = next((s for s in cp.sources if s.index == i), None)
             logtxt = ""
             if log is not None:
-                logtxt = f"sources/{i}: {log.entry_count} files, batches ≤ {_n(log.latest_batch_id)}"
+                logtxt = f"sources/{i}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
                 if log.compact_interval:
                     logtxt += f", compact every {log.compact_interval}"
             t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
@@ -221,11 +221,16 @@ def batch(doc: dict[str, Any]) -> Group:
     if b.get("repartition"):
         r = b["repartition"]
         parts.append(Text(f"written by offline state repartition: {r['from_partitions']} → {r['to_partitions']} partitions (no input read)", style="magenta"))
-    if b["files_read"]:
-        t = Table("source", "file read", "modified")
+    if b["files_read"] is None and b.get("source_log_batches"):
+        parts.append(Text("files read: unknown (offsets of this batch or the one before are gone: "
+                          "the file source's log numbers its batches itself)", style="yellow"))
+    elif b["files_read"]:
+        t = Table("source", "file read", "modified", "source log batch")
         for f in b["files_read"]:
-            t.add_row(str(f["source"]), f["path"], _t(f["timestamp_ms"]))
+            t.add_row(str(f["source"]), f["path"], _t(f["timestamp_ms"]), _n(f.get("log_batch")))
         parts.append(t)
+    elif b.get("source_log_batches"):
+        parts.append(Text("files read: none"))
     for s in b["state"]:
         parts.append(Text(f"state operator {s['operator_id']} ({s['name'] or '-'}): version {s['version']} in {s['partitions_with_version']}/{s['partitions']} store folders"))
     if b["sink_entries"] is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
 
 
@@ -15,8 +13,11 @@ def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
     (None when no sink log is known); ``watermark_ms``/``timestamp_ms`` come from
     ``offsets/N`` (None when it was not parsed, e.g. in a summary read); state versions
     count in the partition layout in effect for them (after an offline repartition, the new
-    one); ``repartition`` and ``unique_ids`` as in :class:`BatchRow`. O(batches +
-    partitions × versions)."""
+    one); ``files_read`` counts the files the file sources read in batch N — source-log
+    batches after ``offsets/N-1``'s ``logOffset`` up to ``offsets/N``'s (a file source's log
+    numbers its batches itself), None when either offsets entry is gone; ``repartition`` and
+    ``unique_ids`` as in :class:`BatchRow`. O(batches + partitions × versions + file entries ×
+    log(batches))."""
     offs = {e.batch_id: e for e in cp.offsets}
     off_ids = set(cp.offset_batch_ids) or set(offs)
     com_ids = set(cp.commit_batch_ids) or {c.batch_id for c in cp.commits}
@@ -27,9 +28,10 @@ def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
     sink = cp.sink
     sink_ids = set(sink.batch_ids) if sink is not None else set()
     sink_compact = sink.compact_batch_ids[-1] if sink is not None and sink.compact_batch_ids else -1
-    files: Counter[int] | None = None
-    if cp.sources and all(s.entries_loaded for s in cp.sources):
-        files = Counter(e.batch_id for s in cp.sources for e in s.entries)
+    files: dict[int, int] | None = None
+    by_batch = cp.files_by_batch()
+    if cp.sources and by_batch.entries_loaded:
+        files = by_batch.counts()
     delta: dict[int, list[int]] | None = None
     if cp.delta_sink is not None:
         delta = {}
@@ -48,7 +50,7 @@ def batch_timeline(cp: Checkpoint) -> tuple[BatchRow, ...]:
                 sink_entry=None if sink is None else (b in sink_ids or 0 <= b <= sink_compact),
                 watermark_ms=e.watermark_ms if e else None,
                 timestamp_ms=e.timestamp_ms if e else None,
-                files_read=None if files is None else files.get(b, 0),
+                files_read=None if files is None or not by_batch.known(b) else files.get(b, 0),
                 delta_versions=None if delta is None else tuple(delta.get(b, ())),
                 repartition=reps.get(b),
                 unique_ids=ids_by_batch.get(b),

@@ -27,6 +27,7 @@ from streamwatch.model.batchlogs import CommitLogEntry, OffsetLogEntry, SourceOf
 from streamwatch.model.deltalog import DeltaCommit, DeltaLog
 from streamwatch.model.filelogs import CompactibleLog, FileEntry, SinkFileEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
+from streamwatch.model.sourcebatches import FilesByBatch, SourceBatches
 from streamwatch.model.statestore import StateOperator, StatePartition, StateStoreInfo, StateVariable
 
 __all__ = [
@@ -39,9 +40,11 @@ __all__ = [
     "DeltaCommit",
     "DeltaLog",
     "FileEntry",
+    "FilesByBatch",
     "OffsetLogEntry",
     "SinkFileEntry",
     "SinkLog",
+    "SourceBatches",
     "SourceLog",
     "SourceOffset",
     "StateOperator",
@@ -86,7 +89,9 @@ class BatchRow:
     ``commits/N`` exist, whether every state operator has state version N+1 (None when the
     query has no state), whether the file sink's log holds batch N (None when no sink log is
     known), the batch's watermark and trigger time (epoch ms, from ``offsets/N``),
-    ``files_read`` (file-source entries with this batch id; None when not known) and
+    ``files_read`` (files the file sources read in this batch, through the offsets'
+    ``logOffset``; None when not known: log entries not read, or ``offsets/N`` or
+    ``offsets/N-1`` gone) and
     ``delta_versions`` (Delta sink versions written by this batch; None when no Delta log),
     ``repartition`` when the batch was written by offline state repartition, and
     ``unique_ids`` (checkpoint format v2: the commit's state unique ids matched to files)."""
@@ -192,6 +197,13 @@ class Checkpoint:
             if e.batch_id == batch_id:
                 return e
         return None
+
+    def files_by_batch(self) -> FilesByBatch:
+        """The file sources' log batches mapped onto the query's batches through each
+        ``offsets/N``'s ``{"logOffset": n}`` (a file source's log has its own batch ids:
+        query batch N read the source-log batches after batch N-1's logOffset up to N's).
+        Build once and ask it per batch."""
+        return FilesByBatch.build(self.sources, self.offsets)
 
     def commit_for(self, batch_id: int) -> CommitLogEntry | None:
         for e in self.commits:

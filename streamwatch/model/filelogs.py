@@ -15,7 +15,9 @@ from typing import NamedTuple
 class FileEntry(NamedTuple):
     """One file the file source read (mirrors ``FileStreamSource.FileEntry``): ``path`` (URI
     text as Spark wrote it), ``timestamp_ms`` (file modification time, epoch ms), ``batch_id``
-    (the batch that read it)."""
+    (the ``batchId`` of the source's own log: its own counter, advanced only when it adds
+    files — not the query's batch id; :class:`~streamwatch.model.sourcebatches.FilesByBatch`
+    maps it through the offsets' ``logOffset``)."""
 
     path: str
     timestamp_ms: int
@@ -70,8 +72,10 @@ class SourceLog(CompactibleLog):
     index: int = 0
     entries: tuple[FileEntry, ...] = ()
 
-    def files_for_batch(self, batch_id: int) -> tuple[FileEntry, ...]:
-        return tuple(e for e in self.entries if e.batch_id == batch_id)
+    def files_for_log_batch(self, log_batch_id: int) -> tuple[FileEntry, ...]:
+        """Entries of the source log's own batch ``log_batch_id`` (``sources/<i>/<n>``): not the
+        query's batch (see :meth:`~streamwatch.model.checkpoint.Checkpoint.files_by_batch`)."""
+        return tuple(e for e in self.entries if e.batch_id == log_batch_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One micro-batch that read the file's data: ``batch_id`` of query ``query_name``;
+    """One micro-batch that read the file's data: ``batch_id`` of query ``query_name`` (None
+    when not known: the offsets that map the file source's own log batch to the query's
+    batch are gone — then ``planned_ms``/``written_ms`` are None and ``wrote`` empty);
     ``planned_ms`` (``offsets/N`` batchTimestampMs), ``committed`` (``commits/N`` exists),
     ``written_ms`` (latest modification time of the sink files the batch wrote; None for
     Spark's memory sink or a batch that wrote nothing), ``read`` (the files carrying the data
@@ -23,7 +25,7 @@ class Hop:
     does not tell: no such column, memory sink, unreadable)."""
 
     query_name: str
-    batch_id: int
+    batch_id: int | None
     planned_ms: int | None
     committed: bool
     written_ms: int | None

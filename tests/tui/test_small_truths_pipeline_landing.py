@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from test_small_screens import flights_graph, press_until, screen_text
 
-from conftest import drawn, landed_files, run_app, wait_for
 from streamwatch.tui.views.pipeline import box_lines
+
+from conftest import drawn, landed_files, run_app, wait_for
 
 
 def test_box_line_names_the_unread_landed_files():

@@ -78,9 +78,16 @@ def test_file_source_reads_batch_files_and_compact_tails(tmp_path):
     b2 = reader.inputs(offsets(1, '{"logOffset":2}'), offsets(0, '{"logOffset":0}'))[0]
     assert b2.files == 2 and b2.bytes is None
     assert SourceReader(probe, str(tmp_path / "cp"), file_sizes=False).inputs(offsets(0, '{"logOffset":0}'), None)[0].bytes is None
-    # a restart after batch 0 of a checkpoint whose previous offsets are gone: the last log id only
+    # batch 7 whose previous offsets are gone: which log ids it read is not known (the source
+    # log numbers its batches itself), so no count is made up
     b7 = reader.inputs(offsets(7, '{"logOffset":1}'), None)[0]
-    assert b7.files == 1 and b7.paths == (f"file://{land / 'b.csv'}",)
+    assert b7.files is None and b7.paths == () and b7.offset == "logOffset 1"
+    # a source with no offset yet in the previous batch (``-``): everything up to logOffset
+    b1 = reader.inputs(offsets(1, '{"logOffset":1}'), offsets(0, "-"))[0]
+    assert b1.files == 2
+    # a no-data batch (logOffset unchanged) read nothing
+    b3 = reader.inputs(offsets(3, '{"logOffset":2}'), offsets(2, '{"logOffset":2}'))[0]
+    assert b3.files == 0 and b3.paths == ()
     assert read_log_file(probe, str(src), 9) is None
     (src / "3").write_text("v99\n{}")  # a log version this reader does not know
     assert read_log_file(probe, str(src), 3) is None

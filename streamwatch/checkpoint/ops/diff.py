@@ -20,6 +20,7 @@ from streamwatch.checkpoint.jsonout import iso, redact
 from streamwatch.checkpoint.ops.paths import place, relative_to
 from streamwatch.checkpoint.ops.snapshot import OperatorState, Snapshot, SourceState
 from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.model.sourcebatches import offset_position
 
 SCHEMA = "streamwatch.diff/1"
 
@@ -50,6 +51,8 @@ def _source_change(old: SourceState | None, new: SourceState | None) -> dict[str
     if old is None or new is None:
         doc["note"] = "source added" if old is None else "source removed"
         return doc
+    if kind == "file" and old.kind is None and old.raw is None:  # no offset yet (``-``): nothing read
+        old = SourceState(old.source_id, "file", None, {"logOffset": -1}, old.files, old.log_entries)
     if old.kind != new.kind:
         doc["note"] = f"kind changed {old.kind} → {new.kind}"
         return doc
@@ -252,8 +255,9 @@ def changed(doc: dict[str, Any]) -> bool:
 
 def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
     """The snapshot of ``cp`` (read with ``full=True``) as of batch ``batch_id``: offsets,
-    watermark and conf from ``offsets/<batch_id>``, file-source and sink entries of batches up
-    to it, state version ``batch_id + 1`` per partition (its bytes are not known: None).
+    watermark and conf from ``offsets/<batch_id>``, file-source entries up to its ``logOffset``
+    (the source log's own batch ids), sink entries of batches up to it, state version
+    ``batch_id + 1`` per partition (its bytes are not known: None).
     Findings are left out (they describe the folder, not a batch).
 
     Raises :class:`BatchRangeError` when ``offsets/<batch_id>`` is not in the checkpoint."""
@@ -264,10 +268,13 @@ def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
     parsed = tuple(off.parsed) + (None,) * (len(off.sources) - len(off.parsed))
     sources = []
     for i, (sid, raw, p) in enumerate(zip(off.source_ids, off.sources, parsed)):
-        log = next((x for x in cp.sources if x.index == i), None)
+        log = next((x for x in cp.sources if offset_position(off, x.index) == i), None)
         files = None
         if log is not None and log.entries_loaded:
-            files = tuple((e.path, e.batch_id) for e in log.entries if e.batch_id <= batch_id)
+            # the source log numbers its batches itself: batch_id had read up to its logOffset
+            upto = p.log_offset if p is not None and p.kind == "file" else (-1 if p is None else None)
+            if upto is not None:
+                files = tuple((e.path, e.batch_id) for e in log.entries if e.batch_id <= upto)
         sources.append(SourceState(sid, p.kind if p else None, raw, dict(p.fields) if p else {}, files, len(files) if files is not None else None))
     ops = []
     v = batch_id + 1

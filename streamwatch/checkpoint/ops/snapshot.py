@@ -26,7 +26,8 @@ class SnapshotError(ValueError):
 class SourceState:
     """One source's offset at the snapshot's latest planned batch: ``kind`` as
     :class:`~streamwatch.model.batchlogs.SourceOffset`, ``fields`` its parsed JSON, ``raw``
-    the text, ``files`` the file-source log's entries as (path, batch id) when known."""
+    the text, ``files`` the file-source log's entries as (path, source-log batch id — the
+    log's own counter, compared with ``logOffset``, not a query batch id) when known."""
 
     source_id: str
     kind: str | None
