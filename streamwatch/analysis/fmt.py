@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from streamwatch.model.runtime import RecordedSession, SessionInfo
 from streamwatch.model.timefmt import utc_text
 
@@ -95,3 +97,15 @@ def stopped(exception: str | None) -> str:
     exception our own stop caused — ``stopped (Spark reported: <its first line>)``."""
     first = (exception or "").strip().splitlines()[:1]
     return f"stopped (Spark reported: {first[0]})" if first else "stopped"
+
+
+def grace_ran_out(query_names: Iterable[str], grace_s: float) -> str:
+    """The one line front-ends show for queries stopped because the stop grace ran out:
+    ``flights_silver: its running batch did not commit within the 10 s stop grace; stopped
+    anyway (that batch stays planned, not committed: Spark runs it again on restart)``."""
+    names = list(query_names)
+    its = "its" if len(names) == 1 else "their"
+    that = "that batch stays" if len(names) == 1 else "those batches stay"
+    return (f"{', '.join(names)}: {its} running batch did not commit within the {grace_s:g} s stop grace; "
+            f"stopped anyway ({that} planned, not committed: Spark runs {'it' if len(names) == 1 else 'them'} "
+            "again on restart)")

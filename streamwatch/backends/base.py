@@ -57,6 +57,11 @@ class Backend:
     CONTROLS: ClassVar[frozenset[Control]] = frozenset()
     triggers: Mapping[str, str] = _EMPTY
     output_modes: Mapping[str, str] = _EMPTY
+    #: queries a stop ended before their running batch committed (the stop grace ran out):
+    #: Spark runs that batch again on restart (filled by a backend that runs queries)
+    forced_queries: Sequence[str] = ()
+    #: the stop grace (s) a backend that runs queries gives a running batch
+    stop_grace_s: float = 0.0
     #: the backend emits :class:`~streamwatch.analysis.pipeview.PipelineGraph` objects itself
     #: (a checkpoint watch); otherwise the dashboard derives them from the plan's checkpoints
     emits_pipeline: ClassVar[bool] = False

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 from pyspark.sql import SparkSession
 
+from streamwatch.analysis.fmt import grace_ran_out
 from streamwatch.backends.base import Backend, Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
@@ -25,7 +26,7 @@ from streamwatch.spark.connect import add_listener, connect_session_info, is_con
 from streamwatch.spark.kafka_lag import LagPoller
 from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.runner import PipelineRunner, plan_run
-from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, grace_ran_out, is_one_shot
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
 from streamwatch.spark.tables import trigger_note
 
 #: unread files of a landing source at which the feeder's schedule holds (about one bronze
@@ -99,7 +100,7 @@ class LiveBackend(Backend):
         self._ordered: list[OrderedRun] = []  # one-shot runs started by set_trigger/start_pipeline
         self._stopped = False
         #: names of the queries stopped because the stop grace ran out, in the order said
-        self.forced_queries: list[str] = []
+        self.forced_queries: list[str] = []  # see Backend.forced_queries
         self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
         #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
         self.triggers: dict[str, str] = {q.query_name: trigger for q in self.plan.queries}

@@ -28,6 +28,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.widgets import TabbedContent
 
+from streamwatch.analysis import fmt
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import PlanPipeline
@@ -387,4 +388,7 @@ class StreamwatchApp(App[None]):
                 self._watcher.stop()
             self.backend.stop()
         finally:
-            self.call_from_thread(self.exit, None, 0, f"stopped in {time.monotonic() - t0:.1f} s")
+            done = f"stopped in {time.monotonic() - t0:.1f} s"
+            if self.backend.forced_queries:  # said where the user reads it after the screen is gone
+                done += "\n" + fmt.grace_ran_out(self.backend.forced_queries, self.backend.stop_grace_s)
+            self.call_from_thread(self.exit, None, 0, done)

@@ -112,7 +112,8 @@ def test_runner_stop_on_the_busy_events_pipeline(spark, tmp_path):
 def test_a_grace_that_runs_out_is_named(spark, tmp_path):
     """A batch still running when the grace runs out: the query is stopped anyway, its run id
     is returned as forced, and the dashboard/log get one warning notice naming it."""
-    from streamwatch.spark.schedule import grace_ran_out, graceful_stop
+    from streamwatch.analysis.fmt import grace_ran_out
+    from streamwatch.spark.schedule import graceful_stop
 
     landing = tmp_path / "landing"
     _land(landing, 4)
