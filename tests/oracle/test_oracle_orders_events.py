@@ -104,7 +104,9 @@ def orders_oracle(spark, tmp_path_factory):
     from sample_pipelines.orders.factory import OrdersFactory
 
     def land(folder, **kw):
-        OrdersFactory(folder, bad_ratio=0.05, dup_ratio=0.2).land(16)
+        # 24 files (malformed-record files among them; `land(n)` lands exactly n): the orders
+        # the 16 good files of old, so more than ten revenue windows
+        OrdersFactory(folder, bad_ratio=0.05, dup_ratio=0.2).land(24)
 
     runner, ws = _run(spark, tmp_path_factory, "orders", land)
     good, bad = _landed_orders(ws)

@@ -162,7 +162,9 @@ def test_orders_available_now_fills_every_layer(spark, tmp_path):
     from sample_pipelines.orders.factory import OrdersFactory
 
     ws = Workspace(tmp_path)
-    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(12)
+    # 18 files, malformed-record files among them (land(n) lands exactly n): time enough for
+    # windows to close behind the watermark
+    landed = OrdersFactory(ws.landing("orders", "orders"), bad_ratio=0.05).land(18)
     texts = [Path(p).read_text() for p in landed]  # bronze archives the files (cleanSource)
     backend, queued, order = _run_available_now(spark, ws, "orders")
     assert queued["orders_gold_summary"] == ("orders_silver",)
