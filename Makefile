@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3
+.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3 matrix restart-matrix
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,15 @@ test: $(TEST_STAMP) jars
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	@if [ -z "$(PYTEST_ARGS)" ] || [ -n "$(COVERAGE_TARGETS)" ]; then $(BIN)/python scripts/coverage_targets.py; fi
+
+## matrix: real checkpoints from pyspark 3.5.7, 4.0.5, 4.1.4, 4.2.0, 4.3.0 (one venv each under
+##         .matrix/) with Spark's own facts -> tests/fixtures/matrix/ (committed; not in CI, ~40 min)
+matrix: $(STAMP)
+	$(BIN)/python scripts/version_matrix.py build $(MATRIX_VERSIONS)
+## restart-matrix: every matrix checkpoint restarted by every pyspark of the matrix
+##         -> tests/fixtures/matrix/restarts.json and bench/COMPAT-MATRIX.md (not in CI)
+restart-matrix: $(STAMP)
+	$(BIN)/python scripts/restart_matrix.py build $(MATRIX_VERSIONS)
 
 ## bench: benchmarks that print ratios against a named alternative
 bench: $(TEST_STAMP)

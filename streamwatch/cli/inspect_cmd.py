@@ -123,8 +123,10 @@ def _fleet(root: str, as_json: bool, check: bool) -> None:
 @click.option("--sizes", is_flag=True, help="Measure state store bytes on a local disk (one stat per file; object storage listings give them anyway).")
 @click.option("--kafka-bootstrap", default=None, metavar="HOST:PORT",
               help="Ask this Kafka broker for its offsets: consumer lag per topic-partition of the checkpoint's Kafka source.")
+@click.option("--spark", "spark_version", default=None, metavar="X.Y",
+              help="What moving the query to Spark X.Y means for this checkpoint: can it restart, and what stops it.")
 def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check: bool, sink: str | None, recursive: bool,
-            sizes: bool, kafka_bootstrap: str | None) -> None:
+            sizes: bool, kafka_bootstrap: str | None, spark_version: str | None) -> None:
     """Summarise the checkpoint at PATH without starting Spark (read-only).
 
     Shows the query id, batches (first, latest, last committed, in flight), the
@@ -136,12 +138,21 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     from streamwatch.checkpoint import CheckpointError, batch_timeline
     from streamwatch.model.findings import worst_severity
 
+    from streamwatch.checkpoint import features
+
     if batches and batch_id is not None:
         click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
         sys.exit(ExitCode.USAGE)
+    target = None
+    if spark_version is not None:
+        try:
+            target = features.parse_line(spark_version)
+        except ValueError as e:
+            click.echo(f"streamwatch inspect: --spark {e}", err=True)
+            sys.exit(ExitCode.USAGE)
     if recursive:
-        if batches or batch_id is not None or sink or kafka_bootstrap:
-            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap need one PATH", err=True)
+        if batches or batch_id is not None or sink or kafka_bootstrap or spark_version:
+            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap/--spark need one PATH", err=True)
             sys.exit(ExitCode.USAGE)
         _fleet(path, as_json, check)
         return
@@ -173,6 +184,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             doc = jsonout.batch_doc(cp, batch_id)
         else:
             doc = jsonout.summary_doc(cp)
+            doc["formats"] = _formats_doc(features.answer(cp), target)
         if lags is not None:
             doc["kafkaLag"] = _lag_doc(kafka_bootstrap, lags)
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
@@ -190,11 +202,41 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             out.print(report.batch(jsonout.batch_doc(cp, batch_id)))
         else:
             out.print(report.summary(cp))
+            _print_formats(out, features.answer(cp), target)
         if lags is not None:
             out.print(_lag_table(kafka_bootstrap, lags))
     if check:
         worst = worst_severity(cp.findings)
         sys.exit(ExitCode.ERRORS if worst == "error" else ExitCode.WARNINGS if worst == "warning" else ExitCode.OK)
+
+
+def _formats_doc(a, target) -> dict:
+    """``formats`` of inspect --json: the features, the Spark lines that can restart, and with
+    ``--spark`` the answer for that line."""
+    from streamwatch.checkpoint.features import line_text
+
+    doc = {
+        "features": [{"name": f.name, "value": f.value, "needsSpark": line_text(f.needs), "evidence": f.evidence}
+                     for f in a.features],
+        "needsSpark": line_text(a.needs),
+        "restartableBy": [line_text(x) for x in a.can],
+        "notRestartableBy": {line_text(x): [f.name for f in fs] for x, fs in a.cannot},
+    }
+    if target is not None:
+        doc["target"] = {"spark": line_text(target), "canRestart": all(f.needs <= target for f in a.features)}
+    return doc
+
+
+def _print_formats(out, a, target) -> None:
+    from rich.text import Text
+
+    from streamwatch.checkpoint.features import formats_text, move_text, restart_text
+
+    out.print(Text.assemble(("formats            ", "bold"), formats_text(a)))
+    out.print(Text.assemble(("restartable by     ", "bold"), restart_text(a)))
+    if target is not None:
+        for line in move_text(a, target):
+            out.print(Text(line))
 
 
 def _with_kafka_lag(cp, path: str, bootstrap: str):

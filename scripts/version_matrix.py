@@ -1,0 +1,396 @@
+"""Write the version matrix: small real checkpoints from every pyspark users run, with the facts
+that Spark itself reports about them — the generator of ``tests/fixtures/matrix/<version>/``.
+
+Two modes:
+
+* ``build`` (``make matrix``): one venv per pyspark version under ``.matrix/`` (pip's cache
+  keeps this quick), then ``write`` run with each. Not part of CI: the output is committed.
+* ``write OUT``: run by a venv's own python; writes every case that pyspark supports into
+  ``OUT/<case>/`` and the facts into ``OUT/facts.json``.
+
+Every case runs one stateful (or named-source) query to the end with ``availableNow`` over
+files landed beforehand, one file per micro-batch, 2 shuffle partitions (kilobytes per
+checkpoint). The queries are those of ``tests/helpers/state_queries.py`` and
+``tests/state/tws_queries.py``; the confs below choose the store, changelog checkpointing,
+checkpoint format, join state format, named sources and sink names.
+
+Facts per case (``facts.json`` → ``cases[name]``), all from Spark:
+
+* ``progress``: per executed batch (an ``addBatch`` duration) its ``batchId`` and each state
+  operator's ``operatorName``, ``numRowsTotal``, ``numRowsUpdated``, ``numRowsRemoved``,
+  ``numShufflePartitions``, ``numStateStoreInstances``, and the event-time watermark;
+* ``metadata``: the ``state-metadata`` source's rows (Spark 4.0+), or the error it raised;
+* ``stores``: per (operator, store or join side or state variable) the ``statestore`` source's
+  rows at the last batch (key, value, partition_id; timestamps as epoch µs, decimals as text,
+  bytes as hex) or the error Spark raised — Spark 4.0+;
+* ``repartition`` (4.2+): what ``streams.repartition`` did (the error class when it failed), and
+  what a restart of a copy of the repartitioned checkpoint did (batches run, or its error).
+
+Run ``python scripts/version_matrix.py build`` (all versions) or ``build 4.3.0 3.5.7``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSIONS = ("3.5.7", "4.0.5", "4.1.4", "4.2.0", "4.3.0")
+OUT = ROOT / "tests" / "fixtures" / "matrix"
+VENVS = ROOT / ".matrix"
+PACKAGES = ("pandas<3", "numpy<2", "pyarrow<20", "grpcio", "grpcio-status", "protobuf", "googleapis-common-protos", "zstandard")
+
+
+def _v(s: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in s.split(".")[:3])
+
+
+# --------------------------------------------------------------------------- build (driver)
+
+def build(versions: list[str]) -> None:
+    for version in versions:
+        venv = VENVS / f"venv-{version}"
+        py = venv / "bin" / "python"
+        if not py.exists():
+            print(f"[{version}] making {venv}", flush=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([str(py), "-m", "pip", "install", "--progress-bar", "off", f"pyspark=={version}", *PACKAGES],
+                           check=True)
+        out = OUT / version
+        print(f"[{version}] writing {out}", flush=True)
+        env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": str(py), "PYTHONPATH": str(ROOT)}
+        subprocess.run([str(py), str(Path(__file__).resolve()), "write", str(out)], check=True, env=env)
+
+
+# --------------------------------------------------------------------------- write (in a venv)
+
+def norm(v: Any) -> Any:
+    """JSON form of a Spark value: timestamps → epoch µs, structs → dicts, decimals → text,
+    bytes → hex."""
+    if isinstance(v, dt.datetime):
+        return round(v.replace(tzinfo=dt.timezone.utc).timestamp() * 1_000_000) if v.tzinfo is None \
+            else round(v.timestamp() * 1_000_000)
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if hasattr(v, "asDict"):
+        return {k: norm(x) for k, x in v.asDict().items()}
+    if isinstance(v, dict):
+        return {str(k): norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [norm(x) for x in v]
+    if isinstance(v, Decimal):
+        return str(v.normalize())
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    return v
+
+
+class Recorder:
+    """Keeps the progress of every query a case starts (``state_queries.run`` wrapped)."""
+
+    def __init__(self) -> None:
+        self.progress: list[dict[str, Any]] = []
+
+    def wrap(self, Q: Any) -> None:
+        original = Q.run
+
+        def run(df: Any, checkpoint: Path, mode: str = "update") -> Path:
+            q = (df.writeStream.format("noop").outputMode(mode).option("checkpointLocation", str(checkpoint))
+                 .trigger(availableNow=True).start())
+            q.awaitTermination(600)
+            if q.exception() is not None:
+                raise RuntimeError(str(q.exception()))
+            self.progress.extend(_progress(q))
+            df.sparkSession._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+            return checkpoint
+
+        Q.run = run
+        del original
+
+
+RECORDER = Recorder()
+
+
+def progress_facts(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for p in progress:
+        if "addBatch" not in (p.get("durationMs") or {}):
+            continue
+        out.append({
+            "batchId": p["batchId"],
+            "numInputRows": p.get("numInputRows"),
+            "watermark": (p.get("eventTime") or {}).get("watermark"),
+            "stateOperators": [
+                {k: op.get(k) for k in ("operatorName", "numRowsTotal", "numRowsUpdated", "numRowsRemoved",
+                                         "numShufflePartitions", "numStateStoreInstances")}
+                for op in p.get("stateOperators") or []
+            ],
+        })
+    return out
+
+
+def _err(e: BaseException) -> str:
+    """One line naming the error: the JVM exception's own message for a Py4J error."""
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        return f"{java.getClass().getName()}: {str(java.getMessage() or '').splitlines()[0]}"[:400]
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:400]
+
+
+def _progress(q: Any) -> list[dict[str, Any]]:
+    """The query's progress as JSON dicts (objects with ``.json`` from 4.0, dicts in 3.5)."""
+    return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress]
+
+
+def metadata_facts(spark: Any, cp: Path) -> Any:
+    try:
+        rows = spark.read.format("state-metadata").load(str(cp)).collect()
+    except Exception as e:  # noqa: BLE001 - the error is the fact
+        return {"error": _err(e)}
+    return [norm(r.asDict()) for r in rows]
+
+
+def _rows(spark: Any, cp: Path, opts: dict[str, str]) -> Any:
+    r = spark.read.format("statestore")
+    for k, v in opts.items():
+        r = r.option(k, v)
+    try:
+        rows = r.load(str(cp)).collect()
+    except Exception as e:  # noqa: BLE001 - the error is the fact
+        return {"options": opts, "error": _err(e)}
+    got = sorted((norm(x.asDict()) for x in rows), key=lambda d: json.dumps(d, sort_keys=True))
+    return {"options": opts, "count": len(got), "rows": got}
+
+
+def store_facts(spark: Any, cp: Path, metadata: Any) -> list[Any]:
+    """The statestore source's rows per store, chosen from the operator metadata; joins by
+    side and by store, transformWithState per state variable."""
+    out: list[Any] = []
+    if not isinstance(metadata, list):
+        return out
+    seen: set[tuple[int, str]] = set()
+    for m in metadata:
+        op, store, name = int(m["operatorId"]), str(m["stateStoreName"]), str(m.get("operatorName") or "")
+        if (op, store) in seen:
+            continue
+        seen.add((op, store))
+        base = {"operatorId": str(op)}
+        if "Join" in name:
+            if store.startswith("left-") or store.startswith("right-"):
+                out.append(_rows(spark, cp, {**base, "storeName": store}))
+            continue
+        if "transformWithState" in name:
+            for var in _tws_variables(m):
+                out.append(_rows(spark, cp, {**base, "stateVarName": var}))
+            continue
+        out.append(_rows(spark, cp, {**base, "storeName": store}))
+    for m in metadata:
+        if "Join" in str(m.get("operatorName") or "") and (int(m["operatorId"]), "__sides") not in seen:
+            seen.add((int(m["operatorId"]), "__sides"))
+            for side in ("left", "right"):
+                out.append(_rows(spark, cp, {"operatorId": str(m["operatorId"]), "joinSide": side}))
+    return out
+
+
+def _tws_variables(m: dict[str, Any]) -> list[str]:
+    info = m.get("operatorProperties")
+    try:
+        props = json.loads(info) if isinstance(info, str) else (info or {})
+    except ValueError:
+        return []
+    names = [str(v.get("stateName")) for v in props.get("stateVariables", []) if isinstance(v, dict)]
+    return [n for n in names if not n.startswith("$")]
+
+
+def case_list(version: tuple[int, ...]) -> dict[str, tuple[Callable[..., Path], dict[str, Any]]]:
+    from tests.helpers import state_queries as Q
+
+    cases: dict[str, tuple[Callable[..., Path], dict[str, Any]]] = {
+        "agg_hdfs": (Q.write_aggregation, {}),
+        "agg_rocks": (Q.write_aggregation, {"provider": Q.ROCKSDB}),
+        "agg_rocks_cl": (Q.write_aggregation, {"provider": Q.ROCKSDB, "changelog": True}),
+        "dedup": (Q.write_dedup, {}),
+        "dedup_ww": (Q.write_dedup, {"provider": Q.ROCKSDB, "within_watermark": True, "changelog": True}),
+        "session": (Q.write_session_window, {"provider": Q.ROCKSDB}),
+        "join": (Q.write_join, {}),
+        "join_rocks": (Q.write_join, {"provider": Q.ROCKSDB}),
+        "pandas": (Q.write_pandas_state, {}),
+        "bounded": (Q.write_bounded, {}),
+    }
+    if version >= (4, 0):
+        from tests.state import tws_queries as T
+
+        cases["agg_rocks_v2"] = (Q.write_aggregation, {"provider": Q.ROCKSDB, "changelog": True, "format_version": 2})
+        cases["tws"] = (T.write_tws, {})
+        cases["tws_avro"] = (T.write_tws, {"encoding": "avro"})
+    if version >= (4, 1):
+        cases["join_v3"] = (Q.write_join, {"provider": Q.ROCKSDB, "extra": {"spark.sql.streaming.join.stateFormatVersion": "3"}})
+    if version >= (4, 2):
+        cases["join_v4"] = (Q.write_join, {"provider": Q.ROCKSDB, "extra": {
+            "spark.sql.streaming.join.stateFormatVersion": "4", "spark.sql.streaming.join.stateFormatV4.enabled": "true"}})
+        cases["named"] = (write_named, {})
+        cases["sink_named_v2"] = (write_sink_named, {"provider": Q.ROCKSDB, "changelog": True, "format_version": 2})
+    return cases
+
+
+SINK_NAME = "totals"
+
+
+def _named_run(df: Any, checkpoint: Path) -> Path:
+    """Run ``df`` to the end with its sink named (``DataStreamWriter.name``, Scala API only in
+    4.3: commit log v3), failing when this Spark cannot name a sink."""
+    from tests.helpers import state_queries as Q
+
+    w = df.writeStream.format("noop").outputMode("update").option("checkpointLocation", str(checkpoint))
+    w._jwrite = w._jwrite.name(SINK_NAME)
+    q = w.trigger(availableNow=True).start()
+    q.awaitTermination(600)
+    if q.exception() is not None:
+        raise RuntimeError(str(q.exception()))
+    RECORDER.progress.extend(_progress(q))
+    df.sparkSession._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+    del Q
+    return checkpoint
+
+
+def write_named(spark: Any, root: Path, **_: Any) -> Path:
+    """A union of two named JSON file sources (``DataStreamReader.name``, offsets log v2)
+    counted by key; the sink named too where this Spark can (commit log v3)."""
+    from tests.helpers import state_queries as Q
+
+    a = Q.land_events(root / "in_a", Q.default_batches(3, 3))
+    b = Q.land_events(root / "in_b", Q.default_batches(2, 2))
+    extra = {"spark.sql.streaming.queryEvolution.enableSourceEvolution": "true",
+             "spark.sql.streaming.queryEvolution.enableSinkEvolution": "true",
+             "spark.sql.streaming.offsetLog.formatVersion": "2"}
+    with Q.confs(spark, Q.HDFS, extra=extra):
+        da = spark.readStream.schema(Q.EVENT_SCHEMA).option("maxFilesPerTrigger", 1).name("orders").json(str(a))
+        db = spark.readStream.schema(Q.EVENT_SCHEMA).option("maxFilesPerTrigger", 1).name("refunds").json(str(b))
+        df = da.unionByName(db).groupBy("key").count()
+        try:
+            return _named_run(df, root / "cp")
+        except Exception:  # noqa: BLE001 - no sink names in this Spark: sources named only
+            shutil.rmtree(root / "cp", ignore_errors=True)
+            return Q.run(df, root / "cp")
+
+
+def write_sink_named(spark: Any, root: Path, provider: str, **kw: Any) -> Path:
+    """A running count by key with its sink named (commit log v3 beside state checkpoint ids
+    when ``format_version`` is 2)."""
+    from tests.helpers import state_queries as Q
+
+    src = Q.land_events(root / "in", Q.default_batches(3, 3))
+    extra = {"spark.sql.streaming.queryEvolution.enableSinkEvolution": "true"}
+    with Q.confs(spark, provider, extra=extra, **kw):
+        return _named_run(Q.stream(spark, src).groupBy("key").count(), root / "cp")
+
+
+def repartition_facts(spark: Any, out: Path, version: tuple[int, ...], rec: Recorder) -> dict[str, Any]:
+    """Offline repartition (Spark 4.2+) of an HDFS and a RocksDB aggregation from 2 to 3
+    partitions, then a restart of a copy of each with one more input file."""
+    from tests.helpers import state_queries as Q
+
+    facts: dict[str, Any] = {}
+    if version < (4, 2):
+        return facts
+    for name, provider in (("repart_hdfs", Q.HDFS), ("repart_rocks", Q.ROCKSDB)):
+        root = out / name
+        rec.progress = []
+        cp = Q.write_aggregation(spark, root, provider)
+        entry: dict[str, Any] = {"checkpoint": f"{name}/cp", "progress": progress_facts(rec.progress)}
+        try:
+            spark._streamingCheckpointManager.repartition(str(cp), 3)
+            entry["repartition"] = "done"
+        except Exception as e:  # noqa: BLE001 - the error is the fact
+            entry["repartition"] = _err(e)
+        spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+        entry["offsets"] = sorted(int(p.name) for p in (cp / "offsets").iterdir() if p.name.isdigit())
+        entry["commits"] = sorted(int(p.name) for p in (cp / "commits").iterdir() if p.name.isdigit())
+        entry["metadata"] = metadata_facts(spark, cp)
+        # a restart of a copy, with one more file landed: what Spark does next
+        copy = root / "restart"
+        shutil.copytree(cp, copy / "cp")
+        shutil.copytree(root / "in", copy / "in")
+        Q.land_events(copy / "in", Q.default_batches(7))
+        rec.progress = []
+        try:
+            from pyspark.sql import functions as F
+
+            with Q.confs(spark, provider):
+                df = (Q.stream(spark, copy / "in").withWatermark("ts", "5 seconds")
+                      .groupBy(F.window("ts", "10 seconds"), "key")
+                      .agg(F.count("*").alias("n"), F.sum("v").alias("total"), F.avg("d").alias("mean"),
+                           F.max("ts").alias("last_ts")))
+                Q.run(df, copy / "cp")
+            entry["restart"] = {"batches": [p["batchId"] for p in progress_facts(rec.progress)],
+                                "progress": progress_facts(rec.progress)}
+        except Exception as e:  # noqa: BLE001 - the error is the fact
+            entry["restart"] = {"error": _err(e)}
+        shutil.rmtree(copy)
+        facts[name] = entry
+    return facts
+
+
+def write(out: Path) -> None:
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    from tests.helpers import state_queries as Q
+
+    version = _v(pyspark.__version__)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    spark = (SparkSession.builder.master("local[2]").appName("streamwatch-matrix")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.streaming.stateStore.maintenanceInterval", "600s")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    rec = RECORDER
+    rec.wrap(Q)
+    facts: dict[str, Any] = {"spark": pyspark.__version__, "cases": {}}
+    only = os.environ.get("MATRIX_CASES", "").split(",") if os.environ.get("MATRIX_CASES") else None
+    for name, (fn, kw) in case_list(version).items():
+        if only and name not in only:
+            continue
+        print(f"  {pyspark.__version__} {name}", flush=True)
+        rec.progress = []
+        try:
+            cp = fn(spark, out / name, **kw)
+        except Exception as e:  # noqa: BLE001 - an unsupported case is a fact too
+            facts["cases"][name] = {"error": _err(e)}
+            traceback.print_exc()
+            continue
+        entry: dict[str, Any] = {"checkpoint": f"{name}/cp", "options": {k: v for k, v in kw.items() if k != "provider"},
+                                 "provider": kw.get("provider", Q.HDFS).rsplit(".", 1)[-1],
+                                 "progress": progress_facts(rec.progress)}
+        if version >= (4, 0):
+            entry["metadata"] = metadata_facts(spark, cp)
+            entry["stores"] = store_facts(spark, cp, entry["metadata"])
+        facts["cases"][name] = entry
+    if not only or any(n.startswith("repart") for n in only):
+        facts["cases"].update(repartition_facts(spark, out, version, rec))
+    for junk in out.rglob("*.crc"):
+        junk.unlink()
+    (out / "facts.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "write":
+        write(Path(sys.argv[2]).resolve())
+    elif len(sys.argv) >= 2 and sys.argv[1] == "build":
+        build(sys.argv[2:] or list(VERSIONS))
+    else:
+        sys.exit(__doc__)
