@@ -10,11 +10,12 @@ TEST_STAMP := $(VENV)/.installed-test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-## what running needs (make run): streamwatch and its dependencies, not the tests' extras
+## what running needs (make run): streamwatch with the bundled pipelines' pins (the demo
+## extra: pyspark 4.2.0, delta-spark, the Kafka client), not the tests' extras
 $(STAMP): $(BIN)/python pyproject.toml
 	@echo "installing streamwatch into $(VENV) (first time: 1-3 min; pip's cache makes later venvs quick)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --progress-bar off -e .
+	$(BIN)/python -m pip install --progress-bar off -e '.[demo]'
 	touch $(STAMP)
 
 ## what the tests add (make test): pytest, moto, linters, the Spark Connect client ...

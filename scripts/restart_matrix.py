@@ -50,6 +50,15 @@ def _more_input(root: Path) -> None:
         os.utime(extra, (1_800_000_000, 1_800_000_000))
 
 
+def _move_source_logs(cp: Path, old: Path, new: Path) -> None:
+    """Point the copy's file-source logs at the copy's input files: Spark lists the files of the
+    last batch again on restart and refuses paths outside the source folder."""
+    for log in (cp / "sources").glob("*/*"):
+        if log.is_file():
+            log.write_bytes(log.read_bytes().replace(old.as_uri().encode(), new.as_uri().encode())
+                            .replace(str(old).encode(), str(new).encode()))
+
+
 def restart(out: Path) -> None:
     import pyspark
     from pyspark.sql import SparkSession
@@ -62,6 +71,15 @@ def restart(out: Path) -> None:
              .config("spark.ui.enabled", "false").getOrCreate())
     spark.sparkContext.setLogLevel("OFF")
     RECORDER.wrap(Q)
+    import scripts.version_matrix as M
+
+    M.UNNAMED_FALLBACK = False
+    def stream(spark: Any, folder: Path) -> Any:
+        # every file at once: the copy's files have new paths, so the restart reads them all again
+        # (what matters is that the restart plans, loads the state and commits a batch)
+        return spark.readStream.schema(Q.EVENT_SCHEMA).json(str(folder))
+
+    Q.stream = stream
     # the land step of every writer lands the same files again with the same mtimes: the
     # extra file stays the only new one
     results: dict[str, dict[str, Any]] = {}
@@ -77,6 +95,7 @@ def restart(out: Path) -> None:
             with tempfile.TemporaryDirectory(prefix="restart-") as tmp:
                 root = Path(tmp) / name
                 shutil.copytree(facts_file.parent / name, root)
+                _move_source_logs(root / "cp", facts_file.parent / name, root)
                 _more_input(root)
                 RECORDER.progress = []
                 try:
@@ -91,18 +110,21 @@ def restart(out: Path) -> None:
 
 
 def build(versions: list[str]) -> None:
-    observed: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    """Restart under each of ``versions`` (each result kept in ``.matrix/restarts-<v>.json``, so
+    two builds for different versions can run side by side), then merge every result there into
+    :data:`RESULTS` and the table."""
     for version in versions:
         py = VENVS / f"venv-{version}" / "bin" / "python"
         if not py.exists():
             sys.exit(f"{py} missing: run `make matrix` first")
-        with tempfile.TemporaryDirectory() as tmp:
-            got = Path(tmp) / "out.json"
-            env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": str(py), "PYTHONPATH": str(ROOT)}
-            print(f"[{version}] restarting every fixture", flush=True)
-            subprocess.run([str(py), str(Path(__file__).resolve()), "restart", str(got)], check=True, env=env)
-            observed[version] = json.loads(got.read_text())
-        RESULTS.write_text(json.dumps(observed, indent=1, sort_keys=True) + "\n")
+        env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": str(py), "PYTHONPATH": str(ROOT)}
+        print(f"[{version}] restarting every fixture", flush=True)
+        subprocess.run([str(py), str(Path(__file__).resolve()), "restart", str(VENVS / f"restarts-{version}.json")],
+                       check=True, env=env)
+    observed: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for got in sorted(VENVS.glob("restarts-*.json")):
+        observed[got.stem.removeprefix("restarts-")] = json.loads(got.read_text())
+    RESULTS.write_text(json.dumps(observed, indent=1, sort_keys=True) + "\n")
     write_table(observed)
 
 
@@ -124,6 +146,15 @@ def write_table(observed: dict[str, Any]) -> None:
         "(scripts/restart_matrix.py); `streamwatch inspect` answers \"which Spark can restart this?\"",
         "and its tests hold that answer against this table (tests/fixtures/matrix/restarts.json).",
         "",
+        "`AttributeError`, `ModuleNotFoundError` and `Py4JError` mean that pyspark lacks an API the",
+        "case's query uses (`DataStreamReader.name` before 4.2, `transformWithStateInPandas` before",
+        "4.0, `DataStreamWriter.name` before 4.2): that Spark cannot run the query at all. The other",
+        "errors are Spark refusing the checkpoint (e.g. `IllegalArgumentException` for a join state",
+        "format it does not know, `StreamingQueryException` for checkpoint format v2 on 3.5).",
+        "\"ok\" means the restarted query ran its batches without an error, not that every state row",
+        "was read as written: a list state written by 4.2+ (RocksDB merge operator v2, no delimiter",
+        "between elements) restarts on 4.0/4.1 too.",
+        "",
         "| written by | case | " + " | ".join(restarters) + " |",
         "|---|---|" + "---|" * len(restarters),
     ]
@@ -133,7 +164,9 @@ def write_table(observed: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "restart":
+    if len(sys.argv) >= 2 and sys.argv[1] == "table":
+        write_table(json.loads(RESULTS.read_text()))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "restart":
         restart(Path(sys.argv[2]))
     elif len(sys.argv) >= 2 and sys.argv[1] == "build":
         build(sys.argv[2:] or list(VERSIONS))

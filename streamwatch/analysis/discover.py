@@ -77,7 +77,7 @@ def discover(path: str, storage_options: dict | None = None) -> list[Found]:
             if any(part in SKIP for part in d[len(root):].split("/")):
                 continue
             rel = d[len(root):].strip("/")
-            found.append(Found(f"{probe.protocol}://{d}", _name(rel, d)))
+            found.append(Found(probe.url(d), _name(rel, d)))
         if not found and not keys:
             raise DiscoveryError(f"{base}: no such folder (or empty)")
     if not found:

@@ -22,12 +22,13 @@ def normalise_path(path: str) -> str:
 
 
 class ReadFile(NamedTuple):
-    """One file a file source read: ``source`` (``sources/<source>/``), ``path`` (URI text as
+    """One file a file source read: ``source`` (its folder name: ``sources/<source>/``, the
+    index ``"0"``… or a named source's name), ``path`` (URI text as
     logged), ``timestamp_ms`` (its modification time, epoch ms), ``batch_id`` the *query*
     batch that read it (None when not known: the offsets that would tell are gone, or no
     planned batch has reached it yet) and ``log_batch_id`` the source log's own batch id."""
 
-    source: int
+    source: str
     path: str
     timestamp_ms: int
     batch_id: int | None
@@ -40,8 +41,8 @@ def file_entries(checkpoint: Any) -> Iterable[Any]:
     through the offsets' ``logOffset`` (the source log numbers its batches itself: its
     ``batchId`` is not the query's); nothing when the reader provides none."""
     if isinstance(checkpoint, Checkpoint):
-        for index, e, batch in checkpoint.files_by_batch().query_batches():
-            yield ReadFile(index, e.path, e.timestamp_ms, batch, e.batch_id)
+        for source, e, batch in checkpoint.files_by_batch().query_batches():
+            yield ReadFile(source, e.path, e.timestamp_ms, batch, e.batch_id)
         return
     for src in getattr(checkpoint, "sources", None) or ():
         entries = getattr(src, "entries", None)
@@ -63,17 +64,17 @@ class Consumed:
     committed: bool
 
 
-def _committed_log_offsets(cp: Any) -> dict[int, int]:
-    """Source index → ``logOffset`` the last committed batch had reached (when its offsets
-    entry is read)."""
+def _committed_log_offsets(cp: Any) -> dict[str, int]:
+    """Source folder name → ``logOffset`` the last committed batch had reached (when its
+    offsets entry is read)."""
     last = getattr(cp, "last_committed_batch_id", None)
     if not isinstance(cp, Checkpoint) or last is None:
         return {}
-    out: dict[int, int] = {}
+    out: dict[str, int] = {}
     for _, m in cp.files_by_batch().sources:
         lo = m.read_up_to(last)
         if lo is not None:
-            out[m.index] = lo
+            out[m.name] = lo
     return out
 
 
@@ -95,7 +96,7 @@ def consumed_files(checkpoints: Mapping[str, Any]) -> dict[str, Consumed]:
             if batch is not None:
                 committed = last_commit is not None and batch <= last_commit
             else:
-                lo = done.get(getattr(e, "source", -1))
+                lo = done.get(str(getattr(e, "source", "")))
                 committed = lo is not None and getattr(e, "log_batch_id", lo + 1) <= lo
             out[path] = Consumed(query, batch, committed)
     return out

@@ -3,7 +3,7 @@
 Given a run plan (queries, their checkpoints and tables, the medallion DAG, landing folders —
 see :func:`streamwatch.pipeline.plan_run`) and a file, :func:`file_journey` follows it:
 
-* the bronze query's file source log (``sources/<i>/``, mirrors ``FileStreamSourceLog``) names
+* the bronze query's file source log (``sources/<id>/``, mirrors ``FileStreamSourceLog``) names
   the source's own log batch that listed the file; the query batch N that read it is the one
   whose ``offsets/N`` ``logOffset`` first reached that log batch (the log numbers its batches
   itself; unknown when the offsets that would tell are gone); ``offsets/N`` gives when N was
@@ -115,11 +115,12 @@ def _count_rows(file: str, wrote: tuple[str, ...]) -> int | None:
     return total if known else None
 
 
-def _committed_log_batch(cp: Checkpoint, fb: FilesByBatch, index: int, log_batch_id: int) -> bool:
-    """Whether source-log batch ``log_batch_id`` of ``sources/<index>/`` is at or below the
-    ``logOffset`` of the last committed batch (so committed, whichever batch read it)."""
+def _committed_log_batch(cp: Checkpoint, fb: FilesByBatch, source: str, log_batch_id: int) -> bool:
+    """Whether source-log batch ``log_batch_id`` of ``sources/<source>/`` (its folder name) is
+    at or below the ``logOffset`` of the last committed batch (so committed, whichever batch
+    read it)."""
     last = cp.last_committed_batch_id
-    m = fb.batches_of(index)
+    m = fb.batches_of(source)
     lo = None if last is None or m is None else m.read_up_to(last)
     return lo is not None and log_batch_id <= lo
 
@@ -156,11 +157,14 @@ def _root_hops(q: QueryPlan, cp: Checkpoint, file: str, rows: bool) -> tuple[lis
 
 def _delta_batches(cp: Checkpoint, versions: set[int], source_index: int) -> dict[int, set[int]]:
     """Batch id → upstream Delta versions it read, from the Delta source offsets (mirrors
-    ``DeltaSourceOffset``: reservoirVersion + index, index -1 = the version not yet started)."""
+    ``DeltaSourceOffset``: reservoirVersion + index, index -1 = the version not yet started).
+    The source is found by its id ``source_index`` (an ``OffsetMap``'s lines follow Spark's map
+    order, not the query's); a named source (Spark 4.2+) has no index, so it is not matched."""
     out: dict[int, set[int]] = defaultdict(set)
     prev: tuple[int, int] | None = None
     for entry in cp.offsets:
-        o = entry.parsed[source_index] if source_index < len(entry.parsed) else None
+        pos = entry.position(source_index)
+        o = entry.parsed[pos] if pos is not None and pos < len(entry.parsed) else None
         if o is None or o.kind != "delta":
             continue
         rv, idx = o.fields.get("reservoirVersion"), o.fields.get("index", -1)
@@ -180,12 +184,12 @@ def _downstream_hops(q: QueryPlan, cp: Checkpoint, carried: dict[str, list[Hop]]
     by_batch = _sink_files_by_batch(cp)
     read: dict[int, set[str]] = defaultdict(set)
     files = {norm_path(p): p for up in q.upstream for h in carried.get(up, []) for p in h.wrote if not p.startswith("delta v")}
-    unknown: list[tuple[int, str, int]] = []
+    unknown: list[tuple[str, str, int]] = []
     fb = cp.files_by_batch()
-    for index, e, b in fb.query_batches():  # source-log batch → query batch
+    for source, e, b in fb.query_batches():  # source-log batch → query batch
         if norm_path(e.path) in files:
             if b is None:
-                unknown.append((index, e.path, e.batch_id))
+                unknown.append((source, e.path, e.batch_id))
             else:
                 read[b].add(e.path)
     for i, up in enumerate(q.upstream):  # Delta upstreams: source i reads upstream i

@@ -6,7 +6,9 @@ running query only needs to know whether the *next* file exists (``offsets/N+1``
 changed, not to the checkpoint's size. :class:`Probe` offers exactly that: ``stat`` (size and
 modification time of one file, or None), ``read`` (bytes or None) and ``names`` (one folder
 listing, used once at start). Local paths go through ``os``; any other fsspec URL
-(``s3://…``) through fsspec (one HEAD per ``stat`` on S3). ``requests`` counts storage calls.
+(``s3://…``, ``gs://…``, ``abfss://…``) through fsspec, opened as the checkpoint reader opens
+it (:func:`streamwatch.checkpoint.fs.open_fs`; one HEAD per ``stat`` on S3, one metadata GET on
+GCS, one blob-properties HEAD on Azure). ``requests`` counts storage calls.
 """
 
 from __future__ import annotations
@@ -65,15 +67,16 @@ class Probe:
             self.root = url[len("file://"):] if url.startswith("file://") else url
             self.root = self.root.rstrip("/") or "/"
             return
-        try:
-            from fsspec.core import url_to_fs
+        from streamwatch.checkpoint.fs import StorageError, open_fs
 
+        try:
             # an instance of its own, without a listings cache: the inspector's cached listings
             # of the same folders would hide files that appeared since
             opts = {"skip_instance_cache": True, "use_listings_cache": False, **(storage_options or {})}
-            self._fs, inner = url_to_fs(url, **opts)
-        except (ImportError, ValueError) as e:
-            raise ProbeError(f"{url}: cannot open ({e})") from None
+            self._fs, inner = open_fs(url, opts)
+        except StorageError as e:
+            raise ProbeError(str(e)) from None
+        self._url = url
         self.protocol = url.split("://", 1)[0]
         self.root = inner.rstrip("/")
         self._refresh = type(self._fs).__module__.startswith("s3fs")
@@ -86,8 +89,11 @@ class Probe:
         return os.path.join(*parts) if self.local else posixpath.join(*parts)
 
     def url(self, path: str) -> str:
-        """``path`` as a user-facing location (``s3://bucket/key`` or a local path)."""
-        return path if self.local else f"{self.protocol}://{path}"
+        """``path`` as a user-facing location (``s3://bucket/key``, ``abfss://container@account
+        .dfs.core.windows.net/key`` as the root was typed, or a local path)."""
+        from streamwatch.checkpoint.fs import url_of
+
+        return path if self.local else url_of(self._url, path)
 
     def stat(self, path: str) -> FileStat | None:
         """Size and mtime of the file at ``path``; None when it does not exist (or is a folder)."""
@@ -100,13 +106,13 @@ class Probe:
             if not stat_mod.S_ISREG(st.st_mode):
                 return None
             return FileStat(st.st_size, st.st_mtime_ns // 1_000_000)
+        from streamwatch.checkpoint.fs import object_info
+
         try:
-            info = self._fs.info(path, refresh=True) if self._refresh else self._fs.info(path)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return None
+            info = object_info(self._fs, path)  # one request on GCS and Azure, a HEAD on S3
         except OSError:
             return None
-        if info.get("type") == "directory":
+        if info is None:
             return None
         return FileStat(int(info.get("size") or 0), _mtime_ms(info))
 
@@ -117,9 +123,12 @@ class Probe:
             if self.local:
                 with open(path, "rb") as f:
                     return f.read()
-            if self._refresh:  # s3fs: one GET (no HEAD for the size first)
-                return self._fs.cat_file(path, max_concurrency=1)
-            return self._fs.cat_file(path)
+            from streamwatch.checkpoint.fs import store_errors_as_oserror
+
+            with store_errors_as_oserror(path):
+                if self._refresh:  # s3fs: one GET (no HEAD for the size first)
+                    return self._fs.cat_file(path, max_concurrency=1)
+                return self._fs.cat_file(path)
         except (OSError, ValueError):
             return None
 
@@ -131,9 +140,12 @@ class Probe:
                 return os.listdir(path)
             except OSError:
                 return None
+        from streamwatch.checkpoint.fs import store_errors_as_oserror
+
         try:
-            self._fs.invalidate_cache(path)
-            entries = self._fs.ls(path, detail=False)
+            with store_errors_as_oserror(path):
+                self._fs.invalidate_cache(path)
+                entries = self._fs.ls(path, detail=False)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             return None
         base = path.rstrip("/")
@@ -142,9 +154,12 @@ class Probe:
     def find(self, path: str) -> list[str]:
         """Every file under ``path`` on an fsspec storage (a flat, paged listing: S3
         ListObjectsV2); raises OSError when it cannot be listed. Not for local paths."""
+        from streamwatch.checkpoint.fs import store_errors_as_oserror
+
         self.requests += 1
         self._fs.invalidate_cache()
-        return list(self._fs.find(path, withdirs=False))
+        with store_errors_as_oserror(path):  # Azure's and Google's own errors as OSErrors
+            return list(self._fs.find(path, withdirs=False))
 
     def stat_url(self, uri: str) -> FileStat | None:
         """Stat a file named by a URI as Spark writes it in a log (``file:/x``, ``file:///x``,
@@ -152,22 +167,44 @@ class Probe:
         path = storage_path(uri)
         if self.local:
             return self.stat(path) if path.startswith("/") else None
-        scheme = uri.split(":", 1)[0].lower()
-        if scheme.startswith("s3") and (self.protocol or "").startswith("s3"):
-            return self.stat(path)
-        return None
+        store = _STORES.get(uri.split(":", 1)[0].lower())
+        if store is None or store != _STORES.get((self.protocol or "").lower()):
+            return None
+        if store == "azure" and not self._same_azure_account(uri):
+            return None  # the same container name in another storage account
+        return self.stat(path)
+
+    def _same_azure_account(self, uri: str) -> bool:
+        """Whether ``uri`` names this probe's Azure storage account (True when either leaves
+        it unnamed: ``az://c/p`` takes it from the environment)."""
+        from streamwatch.checkpoint.fs import azure_account
+
+        theirs, ours = azure_account(uri), azure_account(self._url)
+        return theirs is None or ours is None or theirs == ours
+
+
+#: Object stores by the URL schemes Spark (Hadoop) and fsspec give them: a Spark log's
+#: ``s3a://``/``gs://``/``abfss://`` file is statted on a probe opened as ``s3://``/``gs://``/``az://``.
+_STORES = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs",
+           "abfs": "azure", "abfss": "azure", "az": "azure", "wasb": "azure", "wasbs": "azure"}
 
 
 def storage_path(uri: str) -> str:
     """A Spark log URI as a storage path: ``file:/a/b`` and ``file:///a/b`` → ``/a/b``;
-    ``s3a://bucket/k`` → ``bucket/k``; anything else unchanged."""
+    ``s3a://bucket/k`` and ``gs://bucket/k`` → ``bucket/k``; Azure's
+    ``abfss://container@account.dfs.core.windows.net/k`` (and ``wasbs://…``) → ``container/k``,
+    adlfs's path; anything else unchanged."""
     if uri.startswith("file:"):
         rest = uri[5:]
         while rest.startswith("//"):
             rest = rest[1:]
         return rest
     if "://" in uri:
-        return uri.split("://", 1)[1]
+        scheme, rest = uri.split("://", 1)
+        if _STORES.get(scheme.lower()) == "azure":
+            authority, slash, key = rest.partition("/")
+            return authority.split("@", 1)[0] + slash + key
+        return rest
     return uri
 
 

@@ -44,12 +44,14 @@ class Feature:
 class RestartAnswer:
     """``features`` in the order shown; ``needs`` the newest of their minimums; ``can`` the
     Spark lines of :data:`SPARK_LINES` that can restart the checkpoint, ``cannot`` the others
-    with the features that stop each."""
+    with the features that stop each; ``blocked_by`` the code of a finding that stops every
+    Spark until the checkpoint is repaired (``can`` is then empty)."""
 
     features: tuple[Feature, ...]
     needs: tuple[int, int]
     can: tuple[tuple[int, int], ...]
     cannot: tuple[tuple[tuple[int, int], tuple[Feature, ...]], ...]
+    blocked_by: str | None = None
 
 
 def line_text(line: tuple[int, int]) -> str:
@@ -90,7 +92,8 @@ def features(cp: Checkpoint) -> tuple[Feature, ...]:
         out.append(Feature("operator", "transformWithState", (4, 0), f"state/{tws[0].operator_id}"))
     meta = max((op.metadata_version or 0 for op in cp.state), default=0)
     if meta:
-        out.append(Feature("operator metadata", f"v{meta}", (4, 0) if meta >= 2 else (3, 5), "state/<op>/_metadata"))
+        # Spark 3.5 neither writes nor reads operator metadata: it never stops a restart alone
+        out.append(Feature("operator metadata", f"v{meta}", (3, 5), "state/<op>/_metadata"))
     if conf.get(ENCODING, "unsaferow") != "unsaferow":
         out.append(Feature("state encoding", conf[ENCODING], (4, 0), ENCODING))
     if conf.get(ROW_CHECKSUM) == "true":
@@ -102,10 +105,18 @@ def _is_join(name: str | None) -> bool:
     return name == "symmetricHashJoin"
 
 
+#: Findings after which no Spark restarts the checkpoint until it is repaired (``recover``):
+#: Spark 4.2+ refuses an unfinished offline repartition (STREAMING_UNFINISHED_REPARTITION_DETECTED).
+BLOCKING = ("state-repartition-unfinished",)
+
+
 def answer(cp: Checkpoint) -> RestartAnswer:
     """Which of :data:`SPARK_LINES` can restart ``cp``, and why not the others."""
     fs = features(cp)
     needs = max((f.needs for f in fs), default=(3, 5))
+    blocked = next((f.code for f in cp.findings if f.code in BLOCKING), None)
+    if blocked is not None:
+        return RestartAnswer(fs, needs, (), tuple((line, ()) for line in SPARK_LINES), blocked)
     can = tuple(line for line in SPARK_LINES if line >= needs)
     cannot = tuple((line, tuple(f for f in fs if f.needs > line)) for line in SPARK_LINES if line < needs)
     return RestartAnswer(fs, needs, can, cannot)
@@ -122,6 +133,8 @@ def formats_text(a: RestartAnswer) -> str:
 
 def restart_text(a: RestartAnswer) -> str:
     """One line: which Spark lines can restart the checkpoint (``Spark 4.2 or newer (…)``)."""
+    if a.blocked_by is not None:
+        return f"no Spark until repaired ({a.blocked_by}: see `streamwatch recover CP --plan`)"
     if not a.can:
         return f"none of Spark {_lines(SPARK_LINES)}"
     if not a.cannot:
@@ -135,6 +148,9 @@ def move_text(a: RestartAnswer, target: tuple[int, int]) -> list[str]:
     and, if not, each feature that stops it; if so, that the formats stay as written (Spark
     restores the state formats recorded in the offsets log on restart and keeps the logs'
     versions, so a checkpoint is never upgraded in place)."""
+    if a.blocked_by is not None:
+        return [f"Spark {line_text(target)} cannot restart this checkpoint until it is repaired ({a.blocked_by}):",
+                "  see `streamwatch recover CP --plan`"]
     blocking = tuple(f for f in a.features if f.needs > target)
     if blocking:
         out = [f"Spark {line_text(target)} cannot restart this checkpoint:"]

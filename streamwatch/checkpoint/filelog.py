@@ -1,4 +1,4 @@
-"""Compactible file logs: the file source's ``sources/<i>/`` and the file sink's
+"""Compactible file logs: the file source's ``sources/<id>/`` and the file sink's
 ``_spark_metadata/`` (mirrors ``CompactibleFileStreamLog``, ``FileStreamSourceLog`` and
 ``FileStreamSinkLog``).
 
@@ -97,10 +97,11 @@ def _entries(rows: list[Any], kind: str, batch_id: int) -> list[FileEntry] | lis
         return None
 
 
-def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = True, index: int = 0) -> tuple[SourceLog | SinkLog | None, list[Finding]]:
-    """Read a compactible log folder. ``kind`` is ``"source"`` (FileEntry lines) or ``"sink"``
-    (SinkFileStatus lines). With ``entries=False`` lines are counted, not parsed. Returns
-    (None, []) when the folder is missing; bad files become findings."""
+def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = True, source: str = "0") -> tuple[SourceLog | SinkLog | None, list[Finding]]:
+    """Read a compactible log folder. ``kind`` is ``"source"`` (FileEntry lines; ``source`` is
+    the source's folder name under ``sources/``) or ``"sink"`` (SinkFileStatus lines). With
+    ``entries=False`` lines are counted, not parsed. Returns (None, []) when the folder is
+    missing; bad files become findings."""
     items = storage.list(folder)
     if items is None:
         return None, []
@@ -174,7 +175,7 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
             )
         )
     if kind == "source":
-        return SourceLog(index=index, entries=tuple(cast(list[FileEntry], parsed_entries)), **common), findings
+        return SourceLog(name=source, entries=tuple(cast(list[FileEntry], parsed_entries)), **common), findings
     return SinkLog(entries=tuple(cast(list[SinkFileEntry], parsed_entries)), **common), findings
 
 

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
+from streamwatch.checkpoint.fs import Storage, StorageError, open_storage, url_of
 from streamwatch.checkpoint.reader import CheckpointError
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import SEVERITY_RANK, Finding, Severity, worst_severity
@@ -61,10 +61,9 @@ class FleetRow:
 
 
 def _url(raw_root: str, root: str, path: str) -> str:
-    """``path`` (in the storage's terms) as the user would type it."""
-    if "://" not in raw_root or raw_root.startswith("file://"):
-        return path
-    return raw_root.split("://", 1)[0] + "://" + path
+    """``path`` (in the storage's terms) as the user would type it (an Azure URL keeps its
+    ``@ACCOUNT.dfs.core.windows.net``: see :func:`~streamwatch.checkpoint.fs.url_of`)."""
+    return url_of(raw_root, path)
 
 
 def find_checkpoints(storage: Storage, root: str) -> list[str]:

@@ -116,7 +116,10 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
                     commits_dir,
                 )
             )
-        if latest > (done if done is not None else -1):
+        # an uncommitted offline-repartition batch is not run again but refused on restart
+        # (spark4.repartition_findings says so: state-repartition-unfinished)
+        repartition = done is not None and latest in {r.batch_id for r in cp.repartitions}
+        if latest > (done if done is not None else -1) and not repartition:
             # what every stop in the middle of a batch leaves (StreamingQuery.stop() interrupts
             # it; a crash too): MicroBatchExecution.populateStartOffsets runs batch `latest` again
             # from offsets/`latest` on restart — nothing is lost, so not a warning
@@ -131,31 +134,37 @@ def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Fin
     return out
 
 
+def drift_finding(key: str, a: str, b: str, prev_id: int, batch_id: int, offsets_dir: str) -> Finding:
+    """``conf-drift`` for ``key`` changing from ``a`` (batch ``prev_id``) to ``b`` (batch
+    ``batch_id``), with the severity :data:`RESTART_CONFS` gives it."""
+    return Finding(
+        RESTART_CONFS.get(key, "warning"),  # type: ignore[arg-type]
+        "conf-drift",
+        f"{key} changed from {a} to {b} between batch {prev_id} and {batch_id}; "
+        f"state written under one value cannot be read under the other",
+        f"{offsets_dir}/{batch_id}",
+    )
+
+
 def conf_findings(entries: tuple[OffsetLogEntry, ...], offsets_dir: str, repartitions: tuple[Repartition, ...] = ()) -> list[Finding]:
     """Conf drift between consecutive batches, and confs an old Spark did not record. The
-    shuffle-partition change a repartition batch carries (``repartitions``) is not drift:
-    the state was rewritten for it."""
+    shuffle-partition change a batch in ``repartitions`` carries is not drift here: pass the
+    repartitions that finished; :func:`streamwatch.checkpoint.spark4.repartition_findings`
+    says the drift of one passed here that did not (the reader passes every batch the offsets
+    log shows as a repartition — this check sees no commit log or state)."""
     out: list[Finding] = []
     seen: set[str] = set()
     rebatches = {r.batch_id for r in repartitions}
     prev: OffsetLogEntry | None = None
     for e in entries:
         if prev is not None and prev.conf and e.conf and prev.conf != e.conf:
-            for key, sev in RESTART_CONFS.items():
+            for key in RESTART_CONFS:
                 a, b = prev.conf.get(key), e.conf.get(key)
                 if key == "spark.sql.shuffle.partitions" and e.batch_id in rebatches:
                     continue
                 if a != b and key not in seen and (a is not None and b is not None):
                     seen.add(key)
-                    out.append(
-                        Finding(
-                            sev,  # type: ignore[arg-type]
-                            "conf-drift",
-                            f"{key} changed from {a} to {b} between batch {prev.batch_id} and {e.batch_id}; "
-                            f"state written under one value cannot be read under the other",
-                            f"{offsets_dir}/{e.batch_id}",
-                        )
-                    )
+                    out.append(drift_finding(key, a, b, prev.batch_id, e.batch_id, offsets_dir))
         prev = e
     if entries:
         last = entries[-1]
@@ -268,13 +277,14 @@ def sink_source_findings(cp: Checkpoint) -> list[Finding]:
         for i, p in enumerate(latest.parsed):
             if p is None or p.log_offset is None:
                 continue
-            log = next((s for s in cp.sources if s.index == i), None)
+            sid = latest.source_id(i)  # the sources/<id>/ folder: a number, or a v2 source's name
+            log = next((s for s in cp.sources if s.name == sid), None)
             if log is not None and (log.latest_batch_id is None or log.latest_batch_id < p.log_offset):
                 out.append(
                     Finding(
                         "error",
                         "source-log-behind-offsets",
-                        f"source {i}'s offset is logOffset {p.log_offset} but sources/{i}/ ends at {log.latest_batch_id}",
+                        f"source {sid}'s offset is logOffset {p.log_offset} but sources/{sid}/ ends at {log.latest_batch_id}",
                         log.path,
                     )
                 )

@@ -2,7 +2,9 @@
 
 Plain dicts of JSON types, keys stable within a schema version (new keys may be added;
 removing or renaming one bumps the version). Times are epoch ms plus an ISO-8601 UTC text;
-sizes are bytes. Spark conf values whose key matches ``(?i)secret|password|token|access[.]?key``
+sizes are bytes. A file source is named by its folder ``sources/<id>/``: ``"source"`` is its
+index (an int) for a numbered source, its name (text) for one named with
+``DataStreamReader.name`` (Spark 4.2+, offsets log v2); the offsets' ``"id"`` is always text. Spark conf values whose key matches ``(?i)secret|password|token|access[.]?key``
 are replaced by ``*********``.
 """
 
@@ -12,6 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from streamwatch.model.batchlogs import CommitSink
 from streamwatch.model.checkpoint import (
     BatchRow,
     Checkpoint,
@@ -22,6 +25,7 @@ from streamwatch.model.checkpoint import (
     UniqueIdMatch,
 )
 from streamwatch.model.findings import worst_severity
+from streamwatch.model.sourcebatches import log_at
 from streamwatch.model.timefmt import utc_text
 
 if TYPE_CHECKING:
@@ -74,8 +78,9 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
     if latest is not None:
         for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
             d = _offset(sid, p, raw)
-            d["file_log"] = _log(next((s for s in cp.sources if s.index == i), None))
+            d["file_log"] = _log(log_at(cp.sources, latest, i))
             sources.append(d)
+    named = cp.commits[-1].active_sink if cp.commits else None
     sink: dict[str, Any] | None = None
     if cp.sink is not None:
         sink = {"kind": "file", "path": cp.sink_path, "log": _log(cp.sink), "deletes": sum(1 for e in cp.sink.entries if e.action == "delete")}
@@ -112,6 +117,9 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
         "conf": redact(dict(latest.conf)) if latest else {},
         "sources": sources,
         "sink": sink,
+        # the sink named with DataStreamWriter.name (commit log v3, Spark 4.2+): any kind of
+        # sink, so apart from "sink", which is only the file or Delta sink found on disk
+        "named_sink": _sink(named),
         "state": [
             {
                 "operator_id": op.operator_id,
@@ -137,6 +145,13 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
     }
 
 
+def _sink(s: CommitSink | None) -> dict[str, Any] | None:
+    """A named sink of a v3 commit (``sinkMetadataMap`` value)."""
+    if s is None:
+        return None
+    return {"name": s.name, "provider": s.provider, "api_version": s.api_version, "commit_offset": s.commit_offset, "active": s.active}
+
+
 def _repartition(r: Repartition | None) -> dict[str, Any] | None:
     return None if r is None else {"batch_id": r.batch_id, "from_partitions": r.from_partitions, "to_partitions": r.to_partitions}
 
@@ -149,12 +164,15 @@ def _ids(m: UniqueIdMatch | None) -> dict[str, Any] | None:
 
 
 def _format(cp: Checkpoint) -> dict[str, Any] | None:
-    """Checkpoint format by commit log version: the latest, and the batch of each switch."""
+    """State checkpoint format (1 or 2, :attr:`CommitLogEntry.checkpoint_format`: the commit log
+    version up to v2; a v3 commit is format 2 when it carries ``stateUniqueIds``): the latest,
+    and the batch of each switch; ``log_version`` is the latest commit's log version."""
     if not cp.commits:
         return None
-    switches = [{"batch_id": c.batch_id, "from": a.version, "to": c.version} for a, c in zip(cp.commits, cp.commits[1:]) if a.version != c.version]
+    switches = [{"batch_id": c.batch_id, "from": a.checkpoint_format, "to": c.checkpoint_format}
+                for a, c in zip(cp.commits, cp.commits[1:]) if a.checkpoint_format != c.checkpoint_format]
     v2 = [m for m in cp.unique_ids if m.checked]
-    return {"version": cp.commits[-1].version, "switches": switches,
+    return {"version": cp.commits[-1].checkpoint_format, "log_version": cp.commits[-1].version, "switches": switches,
             "unique_ids": {"batches": len(v2), "named": sum(m.named for m in v2), "found": sum(m.found for m in v2)} if v2 else None}
 
 
@@ -193,12 +211,12 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
     files: list[dict[str, Any]] | None = []
     for s, m in by_batch.sources:
         r = m.log_batches(batch_id)
-        logs.append({"source": s.index, "log_batches": None if r is None else ([r[0], r[-1]] if len(r) else [])})
-        got = by_batch.files_read(batch_id, s.index)
+        logs.append({"source": s.ref, "log_batches": None if r is None else ([r[0], r[-1]] if len(r) else [])})
+        got = by_batch.files_read(batch_id, s.name)
         if got is None or files is None:
             files = None
             continue
-        files += [{"source": s.index, "path": e.path, "timestamp_ms": e.timestamp_ms, "log_batch": e.batch_id} for e in got]
+        files += [{"source": s.ref, "path": e.path, "timestamp_ms": e.timestamp_ms, "log_batch": e.batch_id} for e in got]
     state = []
     n = cp.partitions_for_version(batch_id + 1)
     for op in cp.state:
@@ -234,7 +252,8 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
             "commit": None
             if com is None
             else {"version": com.version, "next_watermark_ms": com.next_watermark_ms, "state_unique_ids": com.state_unique_ids,
-                  "unique_ids_matched": _ids(next((m for m in cp.unique_ids if m.batch_id == batch_id), None))},
+                  "unique_ids_matched": _ids(next((m for m in cp.unique_ids if m.batch_id == batch_id), None)),
+                  "sinks": [_sink(x) for x in com.sinks]},
             "repartition": _repartition(next((r for r in cp.repartitions if r.batch_id == batch_id), None)),
             "files_read": files,
             "source_log_batches": logs,

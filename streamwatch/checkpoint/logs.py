@@ -12,13 +12,18 @@ from typing import Any
 import orjson
 
 from streamwatch.checkpoint.offsets import parse_source_offset
+from streamwatch.model.batchlogs import CommitSink
 from streamwatch.model.checkpoint import CommitLogEntry, OffsetLogEntry
 from streamwatch.model.findings import Finding
 
-#: Highest log version each log type understands (Spark 4.2): offsets v2 is ``OffsetMap``.
+#: Highest log version each log type understands — the newest each log has in Spark 4.3:
+#: offsets v2 is ``OffsetMap`` (named sources, Spark 4.2+), commits v3 is
+#: ``CommitMetadataV3`` (named sinks, Spark 4.2+), the file source/sink logs are still v1.
 MAX_OFFSETS_VERSION = 2
-MAX_COMMITS_VERSION = 2
+MAX_COMMITS_VERSION = 3
 MAX_FILE_LOG_VERSION = 1
+#: The Spark whose logs every ``MAX_*_VERSION`` above was checked against (the version matrix).
+READS_UP_TO_SPARK = "4.3"
 
 
 def split_version(data: bytes, path: str, max_version: int, what: str) -> tuple[int | None, list[bytes], list[Finding]]:
@@ -45,8 +50,8 @@ def split_header(data: bytes, path: str, max_version: int, what: str) -> tuple[i
             Finding(
                 "error",
                 "unknown-log-version",
-                f"{what} is log version v{version}; this reader (like Spark 4.2) supports up to "
-                f"v{max_version} — written by a newer Spark?",
+                f"{what} is log version v{version}; this reader supports this log from v1 to "
+                f"v{max_version} (the newest Spark {READS_UP_TO_SPARK} writes) — written by a newer Spark?",
                 path,
             )
         ]
@@ -111,9 +116,11 @@ def parse_offsets(data: bytes, batch_id: int, path: str) -> tuple[OffsetLogEntry
 
 
 def parse_commit(data: bytes, batch_id: int, path: str) -> tuple[CommitLogEntry | None, list[Finding]]:
-    """``commits/N`` (mirrors ``CommitLog.deserialize`` / ``CommitMetadata``): v1 or v2, one
-    JSON line with ``nextBatchWatermarkMs`` (absent before Spark 2.4: ``{}``) and, in v2,
-    ``stateUniqueIds``."""
+    """``commits/N`` (mirrors ``CommitLog.deserialize``): one JSON line — v1 ``CommitMetadata``
+    with ``nextBatchWatermarkMs`` (absent before Spark 2.4: ``{}``); v2 adds ``stateUniqueIds``
+    (checkpoint format v2); v3 ``CommitMetadataV3`` (Spark 4.2+, a named sink) has
+    ``stateUniqueIds`` when the format is v2 and ``sinkMetadataMap``: sink name →
+    ``{sinkName, commitOffset, providerName, apiVersion, isActive}``."""
     what = f"commits/{batch_id}"
     version, lines, findings = split_version(data, path, MAX_COMMITS_VERSION, what)
     if version is None:
@@ -124,10 +131,47 @@ def parse_commit(data: bytes, batch_id: int, path: str) -> tuple[CommitLogEntry 
         return None, [Finding("error", "unparsable-file", f"{what}: commit metadata is not JSON (truncated?)", path)]
     wm = meta.get("nextBatchWatermarkMs")
     ids = meta.get("stateUniqueIds")
+    sinks: tuple[CommitSink, ...] = ()
+    if version >= 3 and meta.get("sinkMetadataMap") is not None:
+        sinks, bad = _commit_sinks(meta["sinkMetadataMap"])
+        if bad:  # Spark cannot deserialize such a commit: the query fails at restart
+            findings.append(Finding("error", "unparsable-file", f"{what}: sinkMetadataMap {bad}", path))
     return (
-        CommitLogEntry(batch_id, version, wm if isinstance(wm, int) else None, ids if isinstance(ids, dict) else None),
+        CommitLogEntry(batch_id, version, wm if isinstance(wm, int) else None, ids if isinstance(ids, dict) else None, sinks),
         findings,
     )
+
+
+def _offset_text(v: Any) -> str | None:
+    """A sink's ``commitOffset`` as text: None for none (absent, null, Spark's ``-``); an
+    offset written as JSON rather than a string is kept as its JSON text."""
+    if v is None or v == "-":
+        return None
+    return v if isinstance(v, str) else orjson.dumps(v).decode()
+
+
+def _commit_sinks(raw: Any) -> tuple[tuple[CommitSink, ...], str | None]:
+    """The sinks of a v3 ``sinkMetadataMap`` (file order) and what is wrong with it, if
+    anything (then the well-formed sinks only)."""
+    if not isinstance(raw, dict):
+        return (), "is not a JSON object"
+    out: list[CommitSink] = []
+    bad = None
+    for key, v in raw.items():
+        if not isinstance(v, dict):
+            bad = f"entry {key!r} is not a JSON object"
+            continue
+        name, offset, provider, api = (v.get(k) for k in ("sinkName", "commitOffset", "providerName", "apiVersion"))
+        out.append(
+            CommitSink(
+                name=name if isinstance(name, str) else str(key),
+                commit_offset=_offset_text(offset),
+                provider=provider if isinstance(provider, str) else None,
+                api_version=api if isinstance(api, str) else None,
+                active=v.get("isActive") is True,
+            )
+        )
+    return tuple(out), bad
 
 
 def parse_metadata(data: bytes, path: str) -> tuple[str | None, list[Finding]]:

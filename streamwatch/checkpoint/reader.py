@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log
-from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
+from streamwatch.checkpoint.fs import Item, Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
 from streamwatch.checkpoint.spark4 import (
     find_repartitions,
@@ -113,6 +113,11 @@ def _problem_findings(problems: list[tuple[str, str]], findings: list[Finding]) 
     return out
 
 
+def _source_order(it: Item) -> tuple[bool, int, str]:
+    """``sources/`` folders in order: numbered ones by number, then named ones by name."""
+    return (False, int(it.name), "") if it.name.isdecimal() else (True, 0, it.name)
+
+
 def _provider_hint(entries: tuple[OffsetLogEntry, ...]) -> str | None:
     if not entries:
         return None
@@ -148,6 +153,27 @@ def _check_root(storage: Storage, root: str) -> list[str]:
         if not head.startswith(b"{"):
             raise CheckpointError(f"{root}: not a checkpoint (its metadata file is not a query's, and there is no offsets/ or commits/ folder)")
     return names
+
+
+#: The first bytes of the Kafka source's initial-offsets file ``sources/<i>/0`` (a zero byte
+#: Spark still writes for Spark 2.1.0 readers, SPARK-19517, then the ``v1`` log header).
+KAFKA_INITIAL_OFFSETS = b"\x00v"
+
+
+def _not_a_file_source(storage: Storage, folder: str, name: str, offsets: tuple[OffsetLogEntry, ...]) -> bool:
+    """Whether ``sources/<name>/`` belongs to a source other than a file source — the Kafka
+    source keeps its initial offsets there — judged by the source's offsets (its kind in the
+    latest offsets entry that has it), else by the first file's first bytes."""
+    for entry in reversed(offsets):
+        pos = entry.position(name)
+        parsed = entry.parsed[pos] if pos is not None and pos < len(entry.parsed) else None
+        if parsed is not None:
+            return parsed.kind not in ("file", "raw")
+    try:
+        first = storage.read(storage.join(folder, "0"))
+    except OSError:
+        return False
+    return first.startswith(KAFKA_INITIAL_OFFSETS)
 
 
 def read_checkpoint(
@@ -227,11 +253,17 @@ def _read(
 
     sources: list[SourceLog] = []
     sources_dir = storage.join(root, "sources")
-    for it in sorted(storage.list(sources_dir) or [], key=lambda i: (not i.name.isdecimal(), i.name.zfill(9))):
-        if not it.is_dir or not it.name.isdecimal():
+    # Every folder is a file source's log: ``sources/0/``… by index, or ``sources/<name>/`` for
+    # a source named with DataStreamReader.name (Spark 4.2+, offsets v2, where the name is the
+    # sourceId). A named source dropped from an evolved query keeps its folder, so a name the
+    # offsets read do not carry is no sign of damage. Numbered folders first, in number order.
+    for it in sorted(storage.list(sources_dir) or [], key=_source_order):
+        if not it.is_dir or it.name.startswith("."):
             findings.append(Finding("warning", "stray-file", f"unexpected {it.name!r} in sources/", storage.join(sources_dir, it.name)))
             continue
-        log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, index=int(it.name))
+        if _not_a_file_source(storage, storage.join(sources_dir, it.name), it.name, offsets):
+            continue
+        log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, source=it.name)
         findings.extend(fs)
         if log is not None:
             sources.append(log)  # type: ignore[arg-type]

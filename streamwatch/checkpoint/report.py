@@ -13,7 +13,9 @@ from rich.table import Table
 from rich.text import Text
 
 from streamwatch.checkpoint.jsonout import redact
+from streamwatch.model.batchlogs import CommitSink
 from streamwatch.model.checkpoint import BatchRow, Checkpoint, StateOperator
+from streamwatch.model.sourcebatches import log_at
 from streamwatch.model.timefmt import utc_text
 
 if TYPE_CHECKING:
@@ -76,6 +78,19 @@ def _bytes(n: int | None) -> str:
     return str(size)
 
 
+def _changelog_text(cp: Checkpoint, provider: str) -> str:
+    """``, changelog checkpointing on/off`` for a RocksDB store, from its files: Spark does not
+    record the setting in the offsets log, but with it on every version between snapshots is a
+    ``N.changelog`` (off: every version a ``N.zip``); nothing for other stores or no versions."""
+    if "RocksDB" not in provider:
+        return ""
+    parts = [p for op in cp.state for p in op.partitions if p.versions]
+    if not parts:
+        return ""
+    on = any(set(p.versions) - set(p.snapshot_versions) for p in parts)
+    return f", changelog checkpointing {'on' if on else 'off'}"
+
+
 def findings_table(cp: Checkpoint) -> Table | Text:
     if not cp.findings:
         return Text("findings: none — the checkpoint looks healthy", style="green")
@@ -104,12 +119,16 @@ def summary(cp: Checkpoint) -> Group:
         head.add_row("last trigger", _t(latest.timestamp_ms))
         sp = latest.conf.get("spark.sql.shuffle.partitions")
         provider = latest.conf.get("spark.sql.streaming.stateStore.providerClass", "").rsplit(".", 1)[-1]
-        head.add_row("conf", f"shuffle partitions {sp or '- (not recorded)'}" + (f", state store {provider}" if provider else "") + f", offsets log v{latest.version}")
+        head.add_row("conf", f"shuffle partitions {sp or '- (not recorded)'}" + (f", state store {provider}" if provider else "")
+                     + _changelog_text(cp, provider) + f", offsets log v{latest.version}")
     for r in cp.repartitions:
         head.add_row("repartition", f"batch {r.batch_id}: offline state repartition {r.from_partitions} → {r.to_partitions} partitions (no input read)")
     if cp.commits:
-        fmt = f"v{cp.commits[-1].version}"
-        switches = [f"v{a.version}→v{c.version} at batch {c.batch_id}" for a, c in zip(cp.commits, cp.commits[1:]) if a.version != c.version]
+        last = cp.commits[-1]
+        # a v3 commit log (named sink) is no checkpoint format of its own: format 1 or 2 by its ids
+        fmt = f"v{last.checkpoint_format}" + (f" (commit log v{last.version})" if last.version != last.checkpoint_format else "")
+        switches = [f"v{a.checkpoint_format}→v{c.checkpoint_format} at batch {c.batch_id}"
+                    for a, c in zip(cp.commits, cp.commits[1:]) if a.checkpoint_format != c.checkpoint_format]
         checked = [m for m in cp.unique_ids if m.checked]
         if checked:
             fmt += f", state unique ids: {sum(m.found for m in checked)}/{sum(m.named for m in checked)} named files present over {len(checked)} commits"
@@ -121,24 +140,29 @@ def summary(cp: Checkpoint) -> Group:
     if latest is not None and latest.sources:
         t = Table("source", "kind", "latest offset", "log", title="sources", title_justify="left")
         for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
-            log = next((s for s in cp.sources if s.index == i), None)
+            log = log_at(cp.sources, latest, i)
             logtxt = ""
             if log is not None:
-                logtxt = f"sources/{i}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
+                logtxt = f"sources/{log.name}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
                 if log.compact_interval:
                     logtxt += f", compact every {log.compact_interval}"
             t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
         parts.append(t)
+    named = cp.commits[-1].active_sink if cp.commits else None
+    tag = f"{sink_text(named)}: " if named is not None else ""
     if cp.sink is not None:
         s = cp.sink
-        parts.append(Text(f"sink: file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
+        parts.append(Text(f"sink: {tag}file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
                           f"{s.entry_count} entries, compact every {_n(s.compact_interval)}"))
     elif cp.delta_sink is not None:
         d = cp.delta_sink
         txn = d.last_txn
         mine = " (this query)" if txn and txn[0] == cp.query_id else ""
-        parts.append(Text(f"sink: Delta table {cp.sink_path} — version {_n(d.latest_version)}, last txn "
+        parts.append(Text(f"sink: {tag}Delta table {cp.sink_path} — version {_n(d.latest_version)}, last txn "
                           f"{txn[0] + ' batch ' + str(txn[1]) + mine if txn else '-'}"))
+    elif named is not None:
+        parts.append(Text(f"sink: {sink_text(named)} (named in commits/{cp.commits[-1].batch_id}; its output not read: "
+                          "pass --sink DIR for a file or Delta sink)"))
     else:
         parts.append(Text("sink: not known (pass --sink DIR for a file or Delta sink)", style="dim"))
     if cp.state:
@@ -161,6 +185,12 @@ def summary(cp: Checkpoint) -> Group:
         parts.append(Text("state: none (stateless query)", style="dim"))
     parts.append(findings_table(cp))
     return Group(*parts)
+
+
+def sink_text(s: CommitSink) -> str:
+    """A named sink of a v3 commit as people read it: ``totals (NoopTable, DSv2)``."""
+    what = ", ".join(x for x in (s.provider_short, s.api_version) if x)
+    return f"{s.name}" + (f" ({what})" if what else "")
 
 
 def state_variables_text(op: StateOperator) -> Text:
@@ -212,7 +242,9 @@ def batch(doc: dict[str, Any]) -> Group:
             t.add_row(s["id"], s["kind"] or "-", s["summary"] or "-", s["offset"] or "-")
         parts.append(t)
     com = b["commit"]
-    parts.append(Text("commit: none — not committed" if com is None else f"commit: log v{com['version']}, nextBatchWatermarkMs {_n(com['next_watermark_ms'])}"))
+    sinks = [CommitSink(x["name"], x["commit_offset"], x["provider"], x["api_version"], x["active"]) for x in (com or {}).get("sinks") or ()]
+    parts.append(Text("commit: none — not committed" if com is None else f"commit: log v{com['version']}, nextBatchWatermarkMs {_n(com['next_watermark_ms'])}"
+                      + "".join(f", sink {sink_text(x)}" + ("" if x.active else " inactive") for x in sinks)))
     m = com and com.get("unique_ids_matched")
     if m:
         parts.append(Text(f"state unique ids: {m['found']}/{m['named']} named files present"

@@ -11,7 +11,8 @@ Layout (mirrors ``StateStoreId.storeCheckpointLocation`` and the operator metada
     state/<op>/<part>/[<store>/]V.zip|V.changelog, SSTs/   RocksDBStateStoreProvider
 
 ``V`` may carry a checkpoint-v2 unique id (``V_<uuid>.zip``). Version V is the state after
-batch V-1.
+batch V-1. An operator without operator metadata (Spark 3.5 writes none for most operators) has
+no name, except a stream-stream join: its store folders (``left-keyToNumValues``…) name it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from streamwatch.model.findings import Finding
 _VERSION_NAMES = re.compile(r"(?m)^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot|zip|changelog)$")
 _KIND = {"delta": "hdfs", "snapshot": "hdfs", "zip": "rocksdb", "changelog": "rocksdb"}
 MAX_OPERATOR_METADATA_VERSION = 2
+JOIN = "symmetricHashJoin"
+#: the store folders of a stream-stream join (state formats 1–2), which no other operator has
+JOIN_STORES = frozenset(f"{side}-{kind}" for side in ("left", "right") for kind in ("keyToNumValues", "keyWithIndexToValue"))
 
 
 def _add(a: int | None, b: int | None) -> int | None:
@@ -77,6 +81,10 @@ def _read_store(tree: Tree, partition: int, store: str, kinds: set[str]) -> tupl
     return StatePartition(partition, store, tuple(sorted(versions)), tuple(sorted(snapshots)), files, total, uids), nested, has_schema
 
 
+def _last(paths: Any) -> str | None:
+    return str(paths[-1]) if isinstance(paths, list) and paths else None
+
+
 def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> dict[str, Any]:
     """Latest operator metadata (v2 log preferred over v1) as a dict with name, version,
     stores, variables, time/output mode."""
@@ -120,7 +128,8 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
                         str(s.get("storeName", "default")),
                         s.get("numPartitions"),
                         s.get("numColsPrefixKey"),
-                        s.get("stateSchemaFilePath"),
+                        # v2 names a list of schema files (one per schema version)
+                        s.get("stateSchemaFilePath") or _last(s.get("stateSchemaFilePaths")),
                     )
                 )
         props = obj.get("operatorPropertiesJson")
@@ -228,6 +237,8 @@ def _read_operator(
             if has_schema:
                 schema_files.append(f"{name}/{rel}_metadata/schema")
     partitions.sort(key=lambda p: (p.partition_id, p.store_name))
+    if meta.get("name") is None and any(p.store_name in JOIN_STORES for p in partitions):
+        meta = {**meta, "name": JOIN}
     provider = "rocksdb" if "rocksdb" in kinds else "hdfs" if "hdfs" in kinds else (provider_hint or "unknown")
     return StateOperator(
         operator_id=op_id,

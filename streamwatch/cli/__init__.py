@@ -10,7 +10,7 @@ import importlib
 import click
 
 from streamwatch import __version__
-from streamwatch.errors import StreamwatchError, exit_code_for, one_line
+from streamwatch.errors import StreamwatchError, exit_code_for, not_installed, one_line
 
 EPILOG = """\b
 Examples:
@@ -59,9 +59,20 @@ class Streamwatch(click.Group):
         try:
             return super().invoke(ctx)
         except StreamwatchError as e:
-            command = ctx.invoked_subcommand or "run"
-            click.echo(f"streamwatch {command}: {one_line(e)}", err=True)
-            ctx.exit(exit_code_for(e))
+            self._fail(ctx, e)
+        except ModuleNotFoundError as e:
+            # an optional dependency this command needs (pyspark, delta-spark, s3fs …): say which
+            # extra brings it instead of a traceback; any other missing module is a bug
+            missing = not_installed(e)
+            if missing is None:
+                raise
+            self._fail(ctx, missing)
+
+    @staticmethod
+    def _fail(ctx: click.Context, e: StreamwatchError) -> None:
+        command = ctx.invoked_subcommand or "run"
+        click.echo(f"streamwatch {command}: {one_line(e)}", err=True)
+        ctx.exit(exit_code_for(e))
 
 
 @click.group(cls=Streamwatch, invoke_without_command=True, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

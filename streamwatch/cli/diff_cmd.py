@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 
 import click
 
+from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import ExitCode
 
 EPILOG = """\b
@@ -25,7 +26,7 @@ watermark movement, conf changes, state versions and bytes per operator and
 partition, sink log entries added, findings that appeared or cleared.
 Exit status: 0 no change, 1 changes found, 2 usage, 4 unreadable input.
 Nothing under OLD or NEW is ever written.
-"""
+""" + OBJECT_STORES
 
 USAGE, UNREADABLE = ExitCode.USAGE, ExitCode.UNREADABLE
 

@@ -135,10 +135,8 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     commits, conf drift, missing or orphan state versions, unknown log versions,
     truncated files, stray files…). PATH may be a local folder or an fsspec URL.
     """
-    from streamwatch.checkpoint import CheckpointError, batch_timeline
+    from streamwatch.checkpoint import CheckpointError, batch_timeline, features
     from streamwatch.model.findings import worst_severity
-
-    from streamwatch.checkpoint import features
 
     if batches and batch_id is not None:
         click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
@@ -223,7 +221,9 @@ def _formats_doc(a, target) -> dict:
         "notRestartableBy": {line_text(x): [f.name for f in fs] for x, fs in a.cannot},
     }
     if target is not None:
-        doc["target"] = {"spark": line_text(target), "canRestart": all(f.needs <= target for f in a.features)}
+        doc["target"] = {"spark": line_text(target), "canRestart": target in a.can}
+    if a.blocked_by is not None:
+        doc["blockedBy"] = a.blocked_by
     return doc
 
 

@@ -22,7 +22,9 @@ Examples:
 \b
 Handles: commits-behind, previous-offsets-missing, offsets-not-empty-at-batch-0,
 a missing metadata file, torn/unparsable last offsets/commits files, .tmp
-leftovers, state versions missing for the last committed batch. Each repair says
+leftovers, state versions missing for the last committed batch, an unfinished
+offline state repartition (Spark 4.2+ refuses to restart over it: its uncommitted
+offsets go, the query restarts on the old partitions). Each repair says
 which batches re-run (same offsets) or are re-planned, and whether the sink may
 see a batch twice (file sink / Delta: no; foreachBatch: yes unless idempotent).
 Exit status: --plan 0 nothing blocks a restart, 1 repairs planned, 3 cannot be
@@ -117,6 +119,8 @@ def render(doc: dict[str, Any]) -> str:
         for e in r["edits"]:
             what = {"delete": "delete", "write": "write ", "copy": "copy  "}[e["action"]]
             out.append(f"     {what} {e['path']}" + (f" ← {e['source']}" if e.get("source") else "") + (f"  {e['content']}" if e.get("content") else ""))
+        if r.get("note") and r["note"] != "unrecoverable":  # "unrecoverable" is said by the summary
+            out.append(f"     note: {r['note']}")
     if doc["repairs"]:
         a = doc["after"]
         # an absent end is a fact about the repaired log (nothing left / nothing committed)

@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 
 import click
 
+from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import ExitCode
 
 EPILOG = """\b
@@ -27,7 +28,7 @@ zip at or below (latest+1)-minBatches+1, at most N versions a run with
 .compact file, its size and growth per compaction. Nothing is deleted: this is
 a plan.
 Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
-"""
+""" + OBJECT_STORES
 
 
 def _fail(code: int, msg: str) -> NoReturn:

@@ -29,12 +29,19 @@ Examples:
 
 \b
 Timestamps print as UTC text, windows as start – end. Exit status: 0 ok,
-1 (--audit) some state grows, is skewed or lags its snapshots, 2 usage,
-4 unreadable (no such checkpoint/operator/store/variable/batch, a schema or
-encoding that cannot be read, a state file that is missing or corrupt).
-Nothing is ever written under CHECKPOINT (RocksDB stores are rebuilt in a
-temporary folder).
+1 nothing to show (a stateless query, or no batch committed yet: --json
+prints "tables": [] and a "note"), or with --audit some state grows, is
+skewed or lags its snapshots, 2 usage, 4 unreadable (no such
+checkpoint/operator/store/variable/batch, a schema or encoding that cannot
+be read, a state file that is missing or corrupt, entries that do not
+decode: those are never shown as rows). Nothing is ever written under
+CHECKPOINT (RocksDB stores are rebuilt in a temporary folder).
 """
+
+#: ``state`` on a checkpoint that reads but holds no state to show (a stateless query, or no
+#: batch committed yet): 1, as ``lineage`` exits 1 when no query has read a file yet — not 4,
+#: which says the state could not be read.
+EXIT_NOTHING = ExitCode.WARNINGS
 
 def _leaf(col: str) -> str:
     return col.rsplit(".", 1)[-1]
@@ -52,6 +59,26 @@ def _table_doc(t) -> dict:
                         "snapshot": p.snapshot, "replayed": list(p.replayed), "error": p.error} for p in t.partitions],
         "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in t.findings],
     }
+
+
+def _nothing_to_show(checkpoint: str, batch: int | None) -> str | None:
+    """Why the checkpoint at ``checkpoint`` has no state to show (one line), or None when it
+    does hold state, cannot be read, or a state folder in it could not be looked at. Asked
+    only once :func:`~streamwatch.state.read_state` has refused, so a checkpoint with state is
+    read once."""
+    from streamwatch.checkpoint import read_checkpoint
+
+    try:
+        cp = read_checkpoint(checkpoint, full=False)
+    except Exception:  # noqa: BLE001 - unreadable: read_state's own error stands
+        return None
+    if any(f.severity == "error" and "/state" in (f.path or "").replace("\\", "/") for f in cp.findings):
+        return None  # a state/ that could not be listed is unreadable, not empty
+    if not cp.state:
+        return "no state operators (a stateless query: state/ is empty or missing)"
+    if batch is None and not cp.commit_batch_ids:
+        return "no committed batch yet (commits/ is empty)"
+    return None
 
 
 def _human_bytes(n: int) -> str:
@@ -199,8 +226,19 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
         tables = read_state(checkpoint, operator=operator, store=store, batch=batch, partition=partition,
                             limit=limit or None, var=var)
     except StateReadError as e:
-        click.echo(f"streamwatch state: {e}", err=True)
-        sys.exit(ExitCode.UNREADABLE)
+        nothing = _nothing_to_show(checkpoint, batch)
+        if nothing is None:
+            click.echo(f"streamwatch state: {e}", err=True)
+            sys.exit(ExitCode.UNREADABLE)
+        if as_json:
+            import orjson
+
+            doc = {"schema": "streamwatch.state/1", "checkpoint": checkpoint, "tables": [], "note": nothing}
+            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.flush()
+        else:  # stdout carries only data: a table or CSV of no rows is nothing at all
+            click.echo(f"streamwatch state: {checkpoint}: {nothing}", err=True)
+        sys.exit(EXIT_NOTHING)
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
         click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
         sys.exit(ExitCode.UNREADABLE)

@@ -17,6 +17,8 @@ from typing import IO, NoReturn
 
 import click
 
+from streamwatch.cli.stores_help import OBJECT_STORES
+
 EPILOG = """\b
 Examples:
   streamwatch watch ./streamwatch-workspace          the dashboard on every checkpoint in it
@@ -38,7 +40,7 @@ Records (one JSON object per line, field "kind"):
   checkpoint-finding  id, query, severity, code, message, path
   pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
                       layerLatencyMs, endToEndMs, slowest, slowestLayer
-"""
+""" + OBJECT_STORES
 
 OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
 
@@ -69,7 +71,8 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     """Watch streaming queries from their checkpoints alone — no listener, no code change.
 
     PATH is a checkpoint, a folder of checkpoints (searched recursively for folders holding
-    offsets/ and metadata) or a streamwatch workspace; local or any fsspec URL (s3://…).
+    offsets/ and metadata) or a streamwatch workspace; local or any fsspec URL (s3://…, gs://…,
+    abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/…, az://…).
     Each poll looks only at what changed (the next offsets/N and commits/N, and the
     source/sink/state files of each newly committed batch). Derived per batch: planned and
     committed time, duration, trigger cadence, idle gaps, input (files/bytes, Kafka offsets,

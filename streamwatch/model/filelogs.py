@@ -1,7 +1,9 @@
 """A checkpoint's compactible file logs, as read from disk (mirrors Spark's
-``CompactibleFileStreamLog`` family): the file source's ``sources/<i>/`` (``FileStreamSourceLog``)
-and the file sink's ``<sink>/_spark_metadata/`` (``FileStreamSinkLog``), with ``N.compact``
-files every compaction interval.
+``CompactibleFileStreamLog`` family): the file source's ``sources/<id>/``
+(``FileStreamSourceLog``; ``<id>`` is the source's index ``0``, ``1``… or, for a source named
+with ``DataStreamReader.name`` in Spark 4.2+, its name) and the file sink's
+``<sink>/_spark_metadata/`` (``FileStreamSinkLog``), with ``N.compact`` files every
+compaction interval.
 
 Sizes are bytes; times are epoch milliseconds; paths are URI text as Spark wrote them.
 """
@@ -66,14 +68,28 @@ class CompactibleLog:
 
 @dataclass(frozen=True, slots=True)
 class SourceLog(CompactibleLog):
-    """``sources/<index>/`` of a file source (mirrors ``FileStreamSourceLog``): every file
-    the source has read, in log order."""
+    """``sources/<name>/`` of a file source (mirrors ``FileStreamSourceLog``): every file
+    the source has read, in log order. ``name`` is the folder's name and the source's
+    identity: the id its offsets carry (``OffsetLogEntry.source_ids``) — ``"0"``, ``"1"``…
+    for an unnamed source (its index), the given name for a named one (offsets log v2)."""
 
-    index: int = 0
+    name: str = "0"
     entries: tuple[FileEntry, ...] = ()
 
+    @property
+    def index(self) -> int | None:
+        """The source's index when its folder is numbered (``sources/0/``); None for a named
+        source, which has no index (its offsets line is found by name)."""
+        return int(self.name) if self.name.isdecimal() else None
+
+    @property
+    def ref(self) -> int | str:
+        """How the JSON documents name the source: its index (an int) when numbered, as they
+        always have, else its name."""
+        return self.name if self.index is None else self.index
+
     def files_for_log_batch(self, log_batch_id: int) -> tuple[FileEntry, ...]:
-        """Entries of the source log's own batch ``log_batch_id`` (``sources/<i>/<n>``): not the
+        """Entries of the source log's own batch ``log_batch_id`` (``sources/<name>/<n>``): not the
         query's batch (see :meth:`~streamwatch.model.checkpoint.Checkpoint.files_by_batch`)."""
         return tuple(e for e in self.entries if e.batch_id == log_batch_id)
 

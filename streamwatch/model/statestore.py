@@ -15,7 +15,8 @@ from dataclasses import dataclass
 class StateStoreInfo:
     """One store of a state operator as recorded in operator metadata (mirrors
     ``StateStoreMetadataV1/V2``): ``name`` (``default``, or e.g. ``left-keyToNumValues``),
-    ``num_partitions``, ``num_cols_prefix_key``, ``schema_path`` (v2)."""
+    ``num_partitions``, ``num_cols_prefix_key``, ``schema_path`` (v2: the newest of its
+    ``stateSchemaFilePaths``)."""
 
     name: str
     num_partitions: int | None = None
@@ -52,7 +53,8 @@ class StatePartition:
 @dataclass(frozen=True, slots=True)
 class StateOperator:
     """``state/<operator_id>/``: ``name`` (e.g. ``stateStoreSave``, ``symmetricHashJoin``,
-    ``dedupe``, ``transformWithStateExec``; None without operator metadata),
+    ``dedupe``, ``transformWithStateExec``; None without operator metadata, except a
+    stream-stream join, known by its ``left-…``/``right-…`` store folders),
     ``metadata_version`` (1 for ``_metadata/metadata``, 2 for ``_metadata/v2/N``),
     ``provider`` (``"hdfs"``, ``"rocksdb"`` or ``"unknown"``, from the files), ``stores``
     from the metadata, ``partitions`` (one row per partition and store), ``schema_files``

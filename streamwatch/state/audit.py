@@ -5,12 +5,19 @@ partitions and the restart cost of each partition's store.
 From the state files alone (no JVM): the store of every partition is rebuilt at up to
 :data:`MAX_POINTS` recent versions (HDFS: the snapshot and deltas replayed incrementally;
 RocksDB: zip + SSTs + changelogs), giving rows and bytes (key + value UnsafeRow bytes) per
-version. Version ``V`` is the state after batch ``V - 1``.
+version. Version ``V`` is the state after batch ``V - 1``. Rows are counted as Spark's
+``numRowsTotal`` counts them: every entry of a store, except for a stream-stream join, whose
+rows are the input rows both sides buffer (:mod:`streamwatch.state.join`: the
+``keyWithIndexToValue`` entries, or format 4's ``keyWithTsToValues`` ones — not the
+``keyToNumValues``/``tsWithKey`` indexes beside them, whose bytes still count).
 
 Classification (per operator, rows summed over partitions):
 
 - ``growing``: rows rise through the second half of the sampled versions at more than
-  :data:`GROWTH_SHARE` of the first half's rate and the last point is above the first;
+  :data:`GROWTH_SHARE` of the first half's rate, the last point is above the first, and
+  (as :mod:`~streamwatch.state.evidence` judges ``numRowsRemoved``) the entries gone between
+  sampled versions are at most :data:`~streamwatch.state.evidence.REMOVED_SHARE` of those
+  added — state that evicts while it rises is warming up, or caught at a peak;
   the finding says so with the slope (rows/batch, bytes/batch) and a projection to
   :data:`PROJECTION_BYTES`; "no watermark" is added when the offsets log's
   ``batchWatermarkMs`` never moved;
@@ -30,10 +37,11 @@ exceeds ``spark.sql.streaming.stateStore.minDeltasForSnapshot`` (default 10).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from streamwatch.model.findings import Finding
-from streamwatch.state import hdfs, rocksdb
-from streamwatch.state.evidence import MetricsEvidence, classify, progress_of, slope
+from streamwatch.state import hdfs, join, rocksdb, tws_reader
+from streamwatch.state.evidence import REMOVED_SHARE, MetricsEvidence, classify, progress_of, slope
 from streamwatch.state.model import StateReadError
 from streamwatch.state.reader import StateContext, open_context, provider_of, store_folder
 from streamwatch.state.records import StateFileError
@@ -48,12 +56,15 @@ MIN_DELTAS_CONF = "spark.sql.streaming.stateStore.minDeltasForSnapshot"
 @dataclass(frozen=True, slots=True)
 class GrowthPoint:
     """The operator's state after ``batch_id``: ``rows`` and ``bytes`` (key + value bytes),
-    summed over partitions and stores; ``largest_partition_rows`` for skew."""
+    summed over partitions and stores; ``largest_partition_rows`` for skew; ``removed`` the
+    counted rows (their keys) present at the previous point and gone at this one — evictions
+    (0 at the first point; not taken for transformWithState)."""
 
     batch_id: int
     rows: int
     bytes: int
     largest_partition_rows: int = 0
+    removed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,8 @@ class OperatorGrowth:
     """The audit of one state operator (see module docstring): ``verdict`` is ``bounded``,
     ``growing`` or ``unknown``; slopes in rows/batch and bytes/batch (least squares over
     ``points``); ``batches_to_projection`` until :data:`PROJECTION_BYTES` at that rate (None
-    unless growing); ``skew_share`` the largest partition's share of rows at the last point."""
+    unless growing); ``skew_share`` the largest partition's share of rows at the last point;
+    ``growing_parts`` the join sides (``left``/``right``) whose buffered rows grow."""
 
     operator_id: int
     name: str | None
@@ -91,22 +103,56 @@ class OperatorGrowth:
     error: str | None = None
     path: str | None = None
     evidence: MetricsEvidence | None = None
+    growing_parts: tuple[str, ...] = ()
 
 
 def _size(rows: dict[bytes, bytes]) -> int:
     return sum(len(k) + len(v) for k, v in rows.items())
 
 
-def _series(ctx: StateContext, folder: str, provider: str, versions: list[int]) -> dict[int, tuple[int, int]]:
-    """version → (rows, bytes) of one store folder."""
-    out: dict[int, tuple[int, int]] = {}
+#: (entries of a store at a version, its RocksDB column family mapping) → the rows Spark counts
+Counter = Callable[[dict[bytes, bytes], tuple[tuple[str, int], ...]], int]
+#: the same → the keys of those rows per part of the operator whose growth is judged on its own
+#: (a join's ``left``/``right`` side; ``""``: the whole operator)
+Parts = Callable[[dict[bytes, bytes], tuple[tuple[str, int], ...]], dict[str, set[bytes]]]
+#: one sampled version of one store folder: (bytes, part → (rows, removed))
+Sample = tuple[int, dict[str, tuple[int, int]]]
+
+
+class _Sampler:
+    """Samples one store folder version after version: its bytes and, per part, its rows and
+    ``removed`` — the keys present at the previous sampled version and gone at this one
+    (evictions the files show; 0 at the first). ``parts`` picks the counted keys (default:
+    every entry, one part ``""``); ``count`` instead counts rows and takes no removals."""
+
+    def __init__(self, parts: Parts | None, count: Counter | None) -> None:
+        self.parts, self.count = parts, count
+        self.prev: dict[str, set[bytes]] = {}
+
+    def __call__(self, rows: dict[bytes, bytes], mapping: tuple[tuple[str, int], ...]) -> Sample:
+        if self.count is not None:
+            return _size(rows), {"": (self.count(rows, mapping), 0)}
+        keys = self.parts(rows, mapping) if self.parts is not None else {"": set(rows)}
+        out = {}
+        for part, now in keys.items():
+            before = self.prev.get(part)
+            out[part] = (len(now), len(before - now) if before is not None else 0)
+        self.prev = keys
+        return _size(rows), out
+
+
+def _series(ctx: StateContext, folder: str, provider: str, versions: list[int],
+            parts: Parts | None = None, count: Counter | None = None) -> dict[int, Sample]:
+    """version → :data:`Sample` of one store folder (see :class:`_Sampler`)."""
+    out: dict[int, Sample] = {}
+    sample = _Sampler(parts, count)
     if provider == "rocksdb":
         for v in versions:
-            rows, _ = rocksdb.load(ctx.storage, folder, v, ctx.codec)
-            out[v] = (len(rows), _size(rows))
+            rows, rep = rocksdb.load(ctx.storage, folder, v, ctx.codec)
+            out[v] = sample(rows, rep.cf_mapping)
         return out
     rows, _ = hdfs.load(ctx.storage, folder, versions[0], ctx.codec)
-    out[versions[0]] = (len(rows), _size(rows))
+    out[versions[0]] = sample(rows, ())
     files = hdfs.list_files(ctx.storage, folder)
     last = versions[0]
     for v in versions[1:]:
@@ -115,7 +161,7 @@ def _series(ctx: StateContext, folder: str, provider: str, versions: list[int]) 
             if not cands:
                 raise StateFileError(f"{folder}: {step}.delta is missing")
             hdfs.apply_file(ctx.storage, folder, cands[0][1], ctx.codec, rows)
-        out[v] = (len(rows), _size(rows))
+        out[v] = sample(rows, ())
         last = v
     return out
 
@@ -134,61 +180,108 @@ def _restart(ctx: StateContext, folder: str, provider: str, partition: int, stor
     return RestartCost(partition, store, snap, len(logs), size, len(logs) > min_deltas)
 
 
-def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int) -> OperatorGrowth:
-    """The audit of one :class:`~streamwatch.model.statestore.StateOperator`."""
+def _plan(op, store: str, folder: str) -> tuple[Parts | None, Counter | None]:
+    """How one store of ``op`` counts toward ``numRowsTotal``: (parts, count) for
+    :class:`_Sampler`."""
+    if tws_reader.is_tws(op):
+        # its deletes include timers that fired and TTL index entries, which say nothing of
+        # whether its state is evicted: rows counted, no removals taken
+        return None, tws_reader.count_rows
+    if not join.is_join(op):
+        return None, None
+    if join.has_store_folders(op):
+        # a side's rows are its keyWithIndexToValue entries; keyToNumValues adds bytes only
+        side = store.split("-", 1)[0]
+        return (lambda rows, mapping: {side: set(rows)}) if join.counts_rows(store) else (lambda rows, mapping: {}), None
+    return (lambda rows, mapping: join.buffered_keys(rows, mapping, folder)), None
+
+
+def _rises(xs: list[int], ys: list[int], removed: int) -> bool:
+    """Whether a series of rows grows: it rises through its second half at more than
+    :data:`GROWTH_SHARE` of the first half's rate and ends above its start, while (as
+    :func:`~streamwatch.state.evidence.classify` judges numRowsRemoved) at most
+    :data:`REMOVED_SHARE` of what came in was evicted — rows that rise while the files show
+    evictions are a warm-up, or a sawtooth caught on a data batch, not a leak."""
+    half = len(xs) // 2
+    early = slope(xs[: half + 1], ys[: half + 1])
+    late = slope(xs[half:], ys[half:])
+    rising = ys[-1] > ys[0] and late > 0 and late >= GROWTH_SHARE * max(early, 0.0)
+    return rising and removed <= REMOVED_SHARE * (max(0, ys[-1] - ys[0]) + removed)
+
+
+def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int, cp=None) -> OperatorGrowth:
+    """The audit of one :class:`~streamwatch.model.statestore.StateOperator`; ``cp`` (the
+    checkpoint) gives the partition layout in effect for each version after an offline
+    repartition — a version counts the partitions that existed for it, no others."""
     provider = provider_of(op, ctx.conf)
     try:
         min_deltas = int(ctx.conf.get(MIN_DELTAS_CONF, "10"))
     except ValueError:
         min_deltas = 10
     latest = last_batch + 1
-    present = [v for v in op.versions if v <= latest] or [latest]
+    layout = cp.partitions_for_version if cp is not None else (lambda _v: None)
+    known = cp.state_versions(op) if cp is not None else op.versions
+    present = [v for v in known if v <= latest] or [latest]
     first_v = min(present)
     span = list(range(first_v, latest + 1))
     step = max(1, -(-len(span) // MAX_POINTS))
     versions = sorted(set(span[::-1][::step]))
     per_version: dict[int, dict[int, int]] = {v: {} for v in versions}
     bytes_v: dict[int, int] = {v: 0 for v in versions}
+    # per part (a join's side, or "" for the whole operator): version → (rows, removed)
+    by_part: dict[str, dict[int, list[int]]] = {}
     restart: list[RestartCost] = []
     error = None
     for part in op.partitions:
         folder = store_folder(ctx, op, part.partition_id, part.store_name)
+        mine = [v for v in versions if (n := layout(v)) is None or part.partition_id < n]
+        if not mine:
+            continue
         try:
-            series = _series(ctx, folder, provider, versions)
+            series = _series(ctx, folder, provider, mine, *_plan(op, part.store_name, folder))
         except (StateFileError, OSError) as e:
             error = str(e)
             break
         except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
             error = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
             break
-        for v, (n, b) in series.items():
-            per_version[v][part.partition_id] = per_version[v].get(part.partition_id, 0) + n
+        for v, (b, counted) in series.items():
             bytes_v[v] += b
-        restart.append(_restart(ctx, folder, provider, part.partition_id, part.store_name, latest, min_deltas))
+            for name, (n, gone) in counted.items():
+                per_version[v][part.partition_id] = per_version[v].get(part.partition_id, 0) + n
+                acc = by_part.setdefault(name, {}).setdefault(v, [0, 0])
+                acc[0] += n
+                acc[1] += gone
+        if (n := layout(latest)) is None or part.partition_id < n:
+            restart.append(_restart(ctx, folder, provider, part.partition_id, part.store_name, latest, min_deltas))
     parts = len({p.partition_id for p in op.partitions})
     if error is not None:
         return OperatorGrowth(op.operator_id, op.name, "unknown", (), 0.0, 0.0, None, None, parts, tuple(restart),
                               error=error, path=op.path)
-    points = tuple(GrowthPoint(v - 1, sum(per_version[v].values()), bytes_v[v], max(per_version[v].values(), default=0))
+    removed_v = {v: sum(s.get(v, [0, 0])[1] for s in by_part.values()) for v in versions}
+    points = tuple(GrowthPoint(v - 1, sum(per_version[v].values()), bytes_v[v], max(per_version[v].values(), default=0),
+                               removed_v[v])
                    for v in versions)
     xs = [p.batch_id for p in points]
     rps = slope(xs, [p.rows for p in points])
     bps = slope(xs, [p.bytes for p in points])
     moved = len(set(watermarks)) > 1 or any(w > 0 for w in watermarks) if watermarks else None
     verdict = "unknown"
+    growing_parts: list[str] = []
     if len(points) >= MIN_POINTS:
-        half = len(points) // 2
-        early = slope(xs[: half + 1], [p.rows for p in points[: half + 1]])
-        late = slope(xs[half:], [p.rows for p in points[half:]])
-        growing = points[-1].rows > points[0].rows and late > 0 and late >= GROWTH_SHARE * max(early, 0.0)
-        verdict = "growing" if growing else "bounded"
+        # each part on its own: a join whose one side evicts must not hide the other's leak
+        for name, series_ in sorted(by_part.items()):
+            ys = [series_.get(v, [0, 0])[0] for v in versions]
+            if _rises(xs, ys, sum(series_.get(v, [0, 0])[1] for v in versions)):
+                growing_parts.append(name)
+        verdict = "growing" if growing_parts else "bounded"
     proj = None
     if verdict == "growing" and bps > 0:
         proj = max(0, int((PROJECTION_BYTES - points[-1].bytes) / bps))
     last = points[-1] if points else None
     skew = (last.largest_partition_rows / last.rows) if last and last.rows else None
     return OperatorGrowth(op.operator_id, op.name, verdict, points, rps, bps, proj, skew, parts, tuple(restart), moved,
-                          path=op.path)
+                          path=op.path, growing_parts=tuple(p for p in growing_parts if p))
 
 
 def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> OperatorGrowth:
@@ -202,7 +295,8 @@ def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> Operat
     proj = a.batches_to_projection
     if verdict == "growing" and proj is None and a.bytes_per_batch > 0 and a.points:
         proj = max(0, int((PROJECTION_BYTES - a.points[-1].bytes) / a.bytes_per_batch))
-    return replace(a, verdict=verdict, evidence=evidence, batches_to_projection=proj if verdict == "growing" else None)
+    return replace(a, verdict=verdict, evidence=evidence, batches_to_projection=proj if verdict == "growing" else None,
+                   growing_parts=a.growing_parts if verdict == "growing" else ())
 
 
 def audit_state(path: str, storage_options: dict | None = None, *, recording: str | None = None,
@@ -230,7 +324,7 @@ def audit_state(path: str, storage_options: dict | None = None, *, recording: st
     for op in cp.state:
         if not op.partitions:
             continue
-        a = audit_operator(ctx, op, watermarks, cp.commit_batch_ids[-1])
+        a = audit_operator(ctx, op, watermarks, cp.commit_batch_ids[-1], cp)
         out.append(with_evidence(a, classify(op.operator_id, reports)) if reports else a)
     return out
 
@@ -257,14 +351,22 @@ def audit_findings(audits: list[OperatorGrowth]) -> list[Finding]:
             span = (f"({a.points[0].rows} → {a.points[-1].rows} rows over batches {a.points[0].batch_id}–{a.points[-1].batch_id})"
                     if a.points else "")
             ev = f"; progress reports: {a.evidence.reason}" if a.evidence is not None and a.evidence.verdict else ""
+            many = len(a.growing_parts) > 1
+            sides = (f"; the {' and '.join(a.growing_parts)} side{'s buffer' if many else ' buffers'} more rows and "
+                     f"evict{'' if many else 's'} none" if a.growing_parts and not ev else "")
             out.append(Finding("warning", "state-growing",
                                f"{label}: state grows {a.rows_per_batch:+.1f} rows/batch, {a.bytes_per_batch:+.0f} bytes/batch "
-                               f"{span}{nowm if not ev else ''}{ev}{proj}", where))
+                               f"{span}{sides}{nowm if not ev else ''}{ev}{proj}", where))
         elif a.verdict == "bounded" and a.points:
             ev = f"; progress reports: {a.evidence.reason}" if a.evidence is not None and a.evidence.verdict else ""
+            gone = sum(p.removed for p in a.points)
+            # a lower bound: rows added and evicted between two samples, and keys reused (a
+            # join's (key, index)), go unseen
+            evicted = (f"; at least {gone} rows evicted over batches {a.points[0].batch_id}–{a.points[-1].batch_id}"
+                       if gone and not ev else "")
             out.append(Finding("info", "state-bounded",
                                f"{label}: state is bounded ({a.points[-1].rows} rows, {a.rows_per_batch:+.1f} rows/batch over "
-                               f"batches {a.points[0].batch_id}–{a.points[-1].batch_id}){ev}", where))
+                               f"batches {a.points[0].batch_id}–{a.points[-1].batch_id}){evicted}{ev}", where))
         if a.skew_share is not None and a.partitions > 2 and a.skew_share > 0.5 and a.points[-1].rows >= 100:
             out.append(Finding("warning", "state-skew",
                                f"{label}: one partition holds {a.skew_share:.0%} of {a.points[-1].rows} state rows", where))

@@ -4,8 +4,10 @@ Spark's ``spark.read.format("statestore")`` gives, for HDFS-backed and RocksDB s
 State store version ``V`` holds the state after batch ``V - 1``: batch ``B`` is version
 ``B + 1``. Store folders are ``state/<op>/<partition>`` (store ``default``) or
 ``state/<op>/<partition>/<store>`` (stream-stream joins: ``left-keyToNumValues``,
-``left-keyWithIndexToValue``, ``right-…``). With checkpoint format v2 the commit log's
-``stateUniqueIds`` (operator → partition → one id per store) picks each version's file.
+``left-keyWithIndexToValue``, ``right-…``; join state formats 3–4 keep theirs as column
+families of ``default`` instead: :mod:`streamwatch.state.join`). With checkpoint format v2 the
+commit log's ``stateUniqueIds`` (operator → partition → one id per store) picks each version's
+file.
 """
 
 from __future__ import annotations
@@ -20,16 +22,15 @@ from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit
 from streamwatch.model.findings import Finding
 from streamwatch.model.statestore import StateOperator
-from streamwatch.state import hdfs, rocksdb
+from streamwatch.state import hdfs, join, rocksdb
 from streamwatch.state.encoding import decoders
+from streamwatch.state.join import SIDES
 from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
 from streamwatch.state.records import StateFileError
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema, parse_schema_file
 from streamwatch.state.types import SchemaError
 from streamwatch.state.unsaferow import RowError
 
-JOIN = "symmetricHashJoin"
-SIDES = ("left", "right")
 _SCHEMA_V3 = re.compile(r"^(\d+)_[0-9A-Za-z-]+$")
 CODEC_CONF = "spark.sql.streaming.stateStore.compression.codec"
 ENCODING_CONF = "spark.sql.streaming.stateStore.encodingFormat"
@@ -154,11 +155,20 @@ def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, 
         raise StateReadError(f"state/{op.operator_id} ({op.name}): transformWithState state is read per state "
                              "variable (pick one with var=/--var)")
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
-    side = store in SIDES and (op.name == JOIN or any(s.name.startswith(store + "-") for s in op.stores))
+    # a join side: its keyWithIndexToValue store (the operator is a join by its name or, with no
+    # operator metadata as in Spark 3.5, by its store folders)
+    side = store in SIDES and join.is_join(op)
     raw_store = f"{store}-keyWithIndexToValue" if side else store
     every = sorted({p.partition_id for p in op.partitions})
     cfs = find_schema(ctx.storage, op_folder, raw_store, batch_id, partitions + [p for p in every if p not in partitions])
-    cf = next((c for c in cfs if c.name in (raw_store, DEFAULT_CF)), cfs[0])
+    cf = next((c for c in cfs if c.name == raw_store), None) or next((c for c in cfs if c.name == DEFAULT_CF), None)
+    if cf is None:
+        if len(cfs) != 1:
+            # several column families and none is this store: decoding every entry with one of
+            # their schemas would show other families' bytes as values
+            raise StateReadError(f"state/{op.operator_id} store {store}: its schema file lists column families "
+                                 f"{', '.join(c.name for c in cfs)}, none of them {raw_store!r}")
+        cf = cfs[0]
     info = next((s for s in op.stores if s.name == raw_store), None)
     if cf.encoder == "noPrefix" and info is not None and (info.num_cols_prefix_key or 0) > 0:
         cf = replace(cf, encoder="prefixScan", prefix_cols=info.num_cols_prefix_key or 0)
@@ -203,7 +213,7 @@ def default_stores(op: StateOperator) -> list[str]:
     """What ``streamwatch state`` shows for an operator without ``--store``: the two join
     sides of a stream-stream join, else each store it has (usually ``default``)."""
     names = list(op.store_names) or [DEFAULT_CF]
-    if op.name == JOIN or any(n.endswith("-keyWithIndexToValue") for n in names):
+    if join.is_join(op):
         return [s for s in SIDES if f"{s}-keyWithIndexToValue" in names] or list(SIDES)
     return names
 
@@ -248,7 +258,10 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
         raise StateReadError(f"batch {batch}: batch ids start at 0")
     tables = []
     for op in ops:
-        parts = sorted({p.partition_id for p in op.partitions})
+        # the partitions of the layout state version batch+1 was written in: before an offline
+        # repartition to more partitions the new folders hold no version of that batch
+        n = cp.partitions_for_version(batch + 1)
+        parts = sorted({p.partition_id for p in op.partitions if n is None or p.partition_id < n})
         if partition is not None:
             if partition not in parts:
                 raise StateReadError(f"state/{op.operator_id}: no partition {partition} (partitions 0–{max(parts) if parts else -1})")
@@ -271,7 +284,12 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
             raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): var= applies to transformWithState "
                                  "operators only")
         names = default_stores(op) if store is None else [store]
-        known = set(op.store_names) | set(default_stores(op)) | {DEFAULT_CF}
+        if join.is_join(op) and not join.has_store_folders(op):
+            # join state formats 3–4: the sides are column families of store default
+            tables.extend(join.read_virtual(ctx, op, name, batch, parts, limit) for name in names)
+            continue
+        # a join keeps no store default (formats 1–2: its four stores and two sides)
+        known = set(op.store_names) | set(default_stores(op)) | (set() if join.is_join(op) else {DEFAULT_CF})
         for name in names:
             if name not in known:
                 raise StateReadError(f"state/{op.operator_id}: no store {name!r} (stores: {', '.join(sorted(known - {DEFAULT_CF}) or [DEFAULT_CF])})")

@@ -8,8 +8,18 @@ Mirrors ``RocksDBFileManager.loadCheckpointFromDfs`` and ``RocksDB.load``/``repl
   ``columnFamilyMapping``); the SST files themselves live once in the store's ``SSTs/`` folder
   and are shared between versions;
 - with changelog checkpointing, ``V.changelog`` files (:mod:`streamwatch.state.records`)
-  hold the puts and deletes of each version; the store at V is the latest zip at or below V
-  plus the changelogs after it.
+  hold the puts, deletes and merges of each version; the store at V is the latest zip at or
+  below V plus the changelogs after it.
+
+Merges (a transformWithState list-state append) are RocksDB's ``StringAppendOperator``: the
+value of a key is its operands in write order joined by the operator's delimiter, which
+``spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion`` chooses — ``,`` with version 1
+(Spark up to 4.1, and checkpoints they started), nothing with version 2 (checkpoints Spark 4.2+
+starts). The ``OPTIONS-*`` file of a zip names it: ``{id=StringAppendOperator;delimiter=,;}``
+for version 1, a bare ``StringAppendOperator`` for version 2 — which RocksDB itself would read
+as the default ``,``, so the file is rewritten to name the delimiter before the database is
+opened: merges stay separate operands in the SSTs until a compaction folds them, and are
+resolved here as Spark's RocksDB resolves them. A changelog merge is appended the same way.
 
 The database is rebuilt in a temporary folder (copies, never links into the checkpoint),
 opened read-only with rocksdict and removed afterwards; nothing under the checkpoint is
@@ -26,7 +36,7 @@ import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import orjson
 
@@ -41,13 +51,19 @@ MAX_ZIP_MEMBER = 1 << 31
 class Replay:
     """What a rebuild read: ``snapshot`` (zip version, None: from an empty database),
     ``changelogs`` replayed (versions), ``bytes`` read (zip + SSTs + changelogs),
-    ``num_keys`` the zip's metadata claims, ``cf_mapping`` (virtual column family name → id)."""
+    ``num_keys`` the zip's metadata claims, ``cf_mapping`` (virtual column family name → id;
+    for a store rebuilt from changelogs alone, the mapping of the first zip after it, as the
+    ids Spark assigns a family never change), ``internal_cfs`` the families the metadata's
+    ``columnFamilyTypeMap`` marks internal (Spark counts their keys apart from ``numKeys``),
+    ``merge_delimiter`` the bytes merges were joined with (``,`` or none: module docstring)."""
 
     snapshot: int | None
     changelogs: tuple[int, ...]
     bytes: int
     num_keys: int | None = None
     cf_mapping: tuple[tuple[str, int], ...] = ()
+    internal_cfs: tuple[str, ...] = ()
+    merge_delimiter: bytes = b","
 
 
 def list_files(storage: Storage, folder: str) -> dict[tuple[int, str], list[tuple[str | None, str, int]]]:
@@ -86,8 +102,77 @@ def _metadata(raw: bytes, name: str) -> dict:
     return doc
 
 
-def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, bytes], int, dict]:
-    """The rows of the database in ``zip_name`` (+ its SSTs), (rows, bytes read, metadata)."""
+MERGE_OPERATOR_CONF = "spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion"
+_MERGE_LINE = re.compile(rb"^(\s*merge_operator=)(.*?)[ \t\r]*$", re.M)
+_DELIMITER = re.compile(rb"delimiter=([^;}]*)")
+
+
+def merge_delimiter(conf: Mapping[str, str]) -> bytes:
+    """What a store's list-state merges (and Spark's list encoding) put between two values,
+    from the offsets log's conf: nothing with ``mergeOperatorVersion`` 2, else ``,``."""
+    return b"" if str(conf.get(MERGE_OPERATOR_CONF, "1")).strip() == "2" else b","
+
+
+def _set_merge_delimiter(folder: str, wanted: bytes | None) -> bytes | None:
+    """Rewrite the ``merge_operator`` of the ``OPTIONS-*`` files in the rebuilt database
+    ``folder`` to name its ``StringAppendOperator``'s delimiter: ``wanted``, else the one the
+    file names (a bare operator name: none). Returns that delimiter (None: no such operator)."""
+    found: bytes | None = None
+    for name in os.listdir(folder):
+        if not name.startswith("OPTIONS-"):
+            continue
+        path = os.path.join(folder, name)
+        with open(path, "rb") as fh:
+            text = fh.read()
+        m = _MERGE_LINE.search(text)
+        if m is None or b"StringAppendOperator" not in m.group(2):
+            continue
+        named = _DELIMITER.search(m.group(2))
+        delim = wanted if wanted is not None else (named.group(1) if named else b"")
+        if delim not in (b"", b","):
+            return delim  # not one Spark writes: left as RocksDB reads it
+        line = m.group(1) + b"{id=StringAppendOperator;delimiter=" + delim + b";}"
+        with open(path, "wb") as fh:
+            fh.write(text[:m.start()] + line + text[m.end():])
+        found = delim
+    return found
+
+
+def _zip_metadata(storage: Storage, folder: str, zip_name: str) -> dict[str, Any]:
+    """The ``metadata`` member of a snapshot zip alone (no SSTs read). Raises
+    :class:`StateFileError`."""
+    try:
+        data = storage.read(storage.join(folder, zip_name))
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            member = next((i for i in zf.infolist() if os.path.basename(i.filename) == "metadata"), None)
+            if member is None or member.file_size > MAX_ZIP_MEMBER:
+                raise StateFileError(f"{zip_name}: no metadata file inside")
+            raw = zf.read(member)
+    except StateFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - zipfile raises zlib.error, EOFError, BadZipFile…
+        raise StateFileError(f"{zip_name}: not a readable zip ({type(e).__name__}: {e})") from None
+    return _metadata(raw, zip_name)
+
+
+def _later_metadata(storage: Storage, folder: str, files: dict[tuple[int, str], list[tuple[str | None, str, int]]],
+                    version: int) -> dict[str, Any]:
+    """The metadata of the first readable zip after ``version`` ({} when none): what names the
+    column family ids of a store rebuilt from changelogs alone."""
+    for v in sorted(v for v, kind in files if kind == "zip" and v > version):
+        for _uid, name, _size in files[(v, "zip")]:
+            try:
+                return _zip_metadata(storage, folder, name)
+            except (StateFileError, OSError):
+                continue
+    return {}
+
+
+def _read_db(storage: Storage, folder: str, zip_name: str,
+             delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], int, dict, bytes | None]:
+    """The rows of the database in ``zip_name`` (+ its SSTs), its merges joined by
+    ``delimiter`` (None: the one its OPTIONS file names); (rows, bytes read, metadata, the
+    merge delimiter used — None when the database has no merge operator)."""
     from rocksdict import AccessType, Options, Rdict
 
     data = storage.read(storage.join(folder, zip_name))
@@ -121,6 +206,7 @@ def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, 
             total += len(blob)
             with open(os.path.join(tmp, local), "wb") as out:
                 out.write(blob)
+        used = _set_merge_delimiter(tmp, delimiter)
         opts = Options(raw_mode=True)
         try:
             cfs = Rdict.list_cf(tmp, opts)
@@ -149,27 +235,32 @@ def _read_db(storage: Storage, folder: str, zip_name: str) -> tuple[dict[bytes, 
                 del it
         finally:
             db.close()
-        return rows, total, meta
+        return rows, total, meta, used
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
-         unique_ids: Mapping[int, str] | None = None) -> tuple[dict[bytes, bytes], Replay]:
+         unique_ids: Mapping[int, str] | None = None,
+         merge_delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], Replay]:
     """Key bytes → value bytes of the RocksDB store in ``folder`` at ``version`` (keys of
     non-default real column families are prefixed ``<name>\\0``), and what was read.
-    ``unique_ids`` maps versions to checkpoint-v2 unique ids (from the commit log).
+    ``unique_ids`` maps versions to checkpoint-v2 unique ids (from the commit log);
+    ``merge_delimiter`` what merges are joined with (:func:`merge_delimiter` of the offsets
+    conf; None: what the zip's OPTIONS file names, else ``,``).
     Raises :class:`StateFileError` when a file needed is missing or unreadable."""
     files = list_files(storage, folder)
     ids = unique_ids or {}
     start, rows, total, meta = 0, {}, 0, {}
+    delimiter = merge_delimiter
     for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
         # a zip is usable only if every changelog after it exists (or it is the version itself)
         picked = _pick(files[(s, "zip")], ids.get(s))
         if picked is None:
             continue
         if all((v, "changelog") in files for v in range(s + 1, version + 1)):
-            rows, total, meta = _read_db(storage, folder, picked[0])
+            rows, total, meta, used = _read_db(storage, folder, picked[0], merge_delimiter)
+            delimiter = used if delimiter is None else delimiter
             start = s
             break
     changelogs = []
@@ -188,12 +279,18 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
             if rec.op == DELETE:
                 rows.pop(rec.key, None)
             elif rec.op == MERGE and rec.key in rows:
-                rows[rec.key] = rows[rec.key] + b"," + rec.value  # type: ignore[operator]
+                rows[rec.key] = rows[rec.key] + (b"," if delimiter is None else delimiter) + rec.value  # type: ignore[operator]
             else:
                 rows[rec.key] = rec.value  # type: ignore[assignment]
         changelogs.append(v)
         total += size
-    mapping = meta.get("columnFamilyMapping") or {}
-    cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
     nk = meta.get("numKeys")
-    return rows, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf)
+    if not start and rows:
+        # changelogs alone carry keys with column family ids but not the names they stand for
+        meta = _later_metadata(storage, folder, files, version)
+    mapping = meta.get("columnFamilyMapping") or {}
+    types = meta.get("columnFamilyTypeMap") or {}
+    cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
+    internal = tuple(sorted(str(k) for k, v in types.items() if v is True))
+    return rows, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf, internal,
+                        b"," if delimiter is None else delimiter)

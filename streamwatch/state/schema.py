@@ -34,7 +34,9 @@ DEFAULT_CF = "default"
 @dataclass(frozen=True, slots=True)
 class ColumnFamilySchema:
     """One store's (or transformWithState variable's) schemas: ``name``, ``key``/``value``
-    StructTypes, ``encoder`` (``noPrefix``, ``prefixScan`` or ``rangeScan``),
+    StructTypes, ``encoder`` (``noPrefix``, ``prefixScan``, ``rangeScan``, or join state
+    format 4's ``eventTimePostfix``/``eventTimePrefix``: the key's event time, its last field,
+    stored as 8 big-endian bytes after/before the rest of the key row),
     ``prefix_cols`` (prefix-scan key columns), ``ordinals`` (range-scan key ordinals),
     ``version`` of the schema file it came from, ``raw`` spec JSON."""
 
@@ -75,6 +77,11 @@ def _spec(doc: Any) -> tuple[str, int, tuple[int, ...]]:
     if not isinstance(doc, dict):
         return "noPrefix", 0, ()
     kind = str(doc.get("keyStateEncoderType") or doc.get("type") or "NoPrefixKeyStateEncoderSpec")
+    # join state format 4 (Spark 4.2+): the event time travels beside the key row, big-endian,
+    # after it (``TimestampAsPostfix…``) or before it (``TimestampAsPrefix…``); checked before
+    # the prefix-scan test, whose "Prefix" the latter also contains
+    if kind.startswith(("TimestampAs", "EventTimeAs")):
+        return ("eventTimePostfix" if "Postfix" in kind else "eventTimePrefix"), 0, ()
     if "Prefix" in kind and "NoPrefix" not in kind:
         return "prefixScan", int(doc.get("numColsPrefixKey", 0) or 0), ()
     if "Range" in kind:

@@ -14,9 +14,17 @@ metadata); the state schema file (v3) gives each one's key/value schema and key 
   range-scan key: ``[cf id][int32 LE n][n bytes: version byte + prefix row][version byte +
   schema id (Avro only) + remaining row]``; a range-scan prefix row holds, per ordering
   column, a marker byte (0 negative, 1 positive, 2 null) and the big-endian value;
-- value: ``[version byte][schema id (2 bytes, Avro only)][row]``; list state values are
-  ``[int32 LE size][value]`` repeated (a one-byte delimiter between them where RocksDB's
-  merge operator put one).
+- value: ``[version byte][schema id (2 bytes, Avro only)][row]``; a list-state value is
+  its elements, each ``[int32 LE size][value]``, one after the other with the store's merge
+  delimiter between two (``spark.sql.streaming.stateStore.rocksdb.mergeOperatorVersion`` 1:
+  a ``,`` byte; 2, Spark 4.2+'s new checkpoints: nothing) — the same whether Spark wrote a
+  whole list (``put``/``appendList``) or RocksDB's ``StringAppendOperator`` joined the
+  operands of appends (merges) across batches (:mod:`streamwatch.state.rocksdb`); Spark's
+  reader skips the delimiter's length after each element.
+
+The version byte is 0 in every store Spark 4.0–4.3 writes; bytes with another one, a
+list-state value that does not split as above or a range-scan column without its marker
+raise :class:`RowError` rather than being decoded as this layout.
 
 Rows are UnsafeRows (:mod:`streamwatch.state.unsaferow`) or, with ``encodingFormat=avro``,
 Avro records (:mod:`streamwatch.state.avro`). Errors: :class:`RowError` per row.
@@ -36,6 +44,7 @@ TIMERS = "timers"
 TIMER_CFS = ("$procTimers_keyToTimestamp", "$eventTimers_keyToTimestamp")
 _I = struct.Struct("<i")
 _MARK_NULL = 2
+ENCODING_VERSION = 0  # RocksDBStateEncoder's STATE_ENCODING_VERSION, the byte before each row
 Part = Callable[[bytes, int, int], tuple[Any, ...]]
 
 
@@ -65,7 +74,11 @@ def _range_part(schema: StructType, avro: bool) -> Part:
             return list(rows(b, off, end - off))
 
     def value(t: DataType, v: bytes | None) -> Any:
-        if not v or v[0] == _MARK_NULL:
+        if v is None:
+            return None
+        if not v or v[0] > _MARK_NULL:
+            raise RowError(f"range-scan column starts with {v[:1].hex() or 'nothing'}, not a sign/null marker")
+        if v[0] == _MARK_NULL:
             return None
         body, neg = v[1:], v[0] == 0
         n = t.name
@@ -74,6 +87,8 @@ def _range_part(schema: StructType, avro: bool) -> Part:
             return body[:1] == b"\x01"
         if fmt is None:
             raise RowError(f"range-scan column of type {t.simple()} is not decoded")
+        if len(body) != struct.calcsize(fmt):
+            raise RowError(f"range-scan {t.simple()} column of {len(body)} bytes")
         if neg and n in ("double", "float"):  # negative floats are stored with every bit flipped
             width = 8 if n == "double" else 4
             body = (int.from_bytes(body[:width], "big") ^ ((1 << (8 * width)) - 1)).to_bytes(width, "big")
@@ -86,12 +101,25 @@ def _range_part(schema: StructType, avro: bool) -> Part:
     return decode
 
 
+def _version(b: bytes, pos: int, what: str) -> None:
+    """Raise :class:`RowError` unless ``b[pos]`` is the state encoding version decoded here:
+    bytes of another layout are never read as if they were this one."""
+    if pos >= len(b):
+        raise RowError(f"{what} ends before its encoding version byte")
+    if b[pos] != ENCODING_VERSION:
+        raise RowError(f"{what} has state encoding version {b[pos]} (version {ENCODING_VERSION} is decoded)")
+
+
 def key_decoder(cf: ColumnFamilySchema, avro: bool) -> Callable[[bytes], tuple[Any, ...]]:
     """Key bytes (with the column family id) → key values in ``cf.key`` order."""
     sid = 2 if avro else 0
     if cf.encoder == "noPrefix":
         whole = _part(cf.key, avro)
-        return lambda b: whole(b, 3 + sid, len(b))
+
+        def plain(b: bytes) -> tuple[Any, ...]:
+            _version(b, 2, "key")
+            return whole(b, 3 + sid, len(b))
+        return plain
     n = len(cf.key.fields)
     if cf.encoder == "prefixScan":
         first = list(range(cf.prefix_cols))
@@ -110,6 +138,9 @@ def key_decoder(cf: ColumnFamilySchema, avro: bool) -> Callable[[bytes], tuple[A
         size = _I.unpack_from(b, 2)[0]
         if size <= 1 or 6 + size > len(b):
             raise RowError(f"scan key with a bad prefix length {size}")
+        _version(b, 6, "key prefix")
+        if tail:
+            _version(b, 6 + size, "key")
         vals = head(b, 7, 6 + size) + (tail(b, 6 + size + 1 + sid, len(b)) if tail else ())
         out: list[Any] = [None] * n
         for pos, v in zip(order, vals):
@@ -122,23 +153,39 @@ def value_decoder(cf: ColumnFamilySchema, avro: bool) -> Callable[[bytes, int, i
     """(bytes, offset, end) of one value → values in ``cf.value`` order."""
     body = _part(cf.value, avro)
     skip = 3 if avro else 1
-    return lambda b, off, end: body(b, off + skip, end)
+
+    def decode(b: bytes, off: int, end: int) -> tuple[Any, ...]:
+        _version(b, off, "value")
+        return body(b, off + skip, end)
+    return decode
 
 
-def split_values(b: bytes) -> list[tuple[int, int]]:
-    """(offset, end) of each value of a list-state entry: ``[int32 LE size][value]``
-    repeated, with or without a one-byte delimiter between. Raises :class:`RowError`."""
-    for delim in (0, 1):
-        out: list[tuple[int, int]] = []
-        pos = 0
-        while pos + 4 <= len(b):
-            size = _I.unpack_from(b, pos)[0]
-            if size <= 0 or pos + 4 + size > len(b):
-                break
-            out.append((pos + 4, pos + 4 + size))
-            pos += 4 + size
-            if pos < len(b):
-                pos += delim
-        if out and pos == len(b):
+def split_values(b: bytes, delimiter: bytes | None = None) -> list[tuple[int, int]]:
+    """(offset, end) of each element of a list-state value: ``[int32 LE size][value]``
+    with ``delimiter`` (``,`` or nothing: :func:`streamwatch.state.rocksdb.merge_delimiter`)
+    between two, as Spark's reader walks it. Without ``delimiter``: whichever of the two
+    splits the whole value. Raises :class:`RowError` for bytes that are not that — a size
+    past the end, a delimiter missing — so no element is guessed at."""
+    if delimiter is None:
+        for guess in (b"", b","):
+            try:
+                return split_values(b, guess)
+            except RowError:
+                continue
+        raise RowError(f"{len(b)}-byte list-state entry does not split into size-prefixed values")
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        if pos + 4 > len(b):
+            raise RowError(f"{len(b)}-byte list-state value: element at byte {pos} has no size")
+        size = _I.unpack_from(b, pos)[0]
+        if size <= 0 or pos + 4 + size > len(b):
+            raise RowError(f"{len(b)}-byte list-state value: element at byte {pos} claims {size} bytes")
+        out.append((pos + 4, pos + 4 + size))
+        pos += 4 + size
+        if pos == len(b):
             return out
-    raise RowError(f"{len(b)}-byte list-state entry does not split into size-prefixed values")
+        if b[pos:pos + len(delimiter)] != delimiter:
+            raise RowError(f"{len(b)}-byte list-state value: byte {pos} is {b[pos]:#04x}, not the "
+                           f"{delimiter.decode()!r} between elements")
+        pos += len(delimiter)

@@ -39,6 +39,24 @@ def variable_names(op: StateOperator, cfs: list[ColumnFamilySchema] | None = Non
     return names + ([TIMERS] if has_timers else [])
 
 
+def count_rows(rows: dict[bytes, bytes], mapping: tuple[tuple[str, int], ...]) -> int:
+    """The rows of one partition of a transformWithState store as Spark's ``numRowsTotal``
+    counts them (its RocksDB ``numKeys``): the keys of the user's state variables — one per
+    grouping key of a value or list state (a list is one key however many elements it holds),
+    one per entry of a map state — not those of the internal ``$``-prefixed families (TTL
+    indexes, list counters, timers), which Spark counts apart (``numInternalKeys``).
+    ``rows``/``mapping`` as :func:`streamwatch.state.rocksdb.load` returns them. Raises
+    :class:`StateFileError` when the store has keys but no column family mapping (no zip to
+    name the ids: which family is which is then unknown)."""
+    if not rows:
+        return 0
+    if not mapping:
+        raise StateFileError("transformWithState column family ids unknown (no snapshot zip names them: "
+                             "no columnFamilyMapping)")
+    ids = {int(i).to_bytes(2, "little", signed=True) for name, i in mapping if not name.startswith("$")}
+    return sum(1 for k in rows if k[:2] in ids)
+
+
 def _kind(op: StateOperator, var: str, cf: ColumnFamilySchema) -> str:
     for v in op.state_variables:
         if v.name == var:
@@ -77,6 +95,8 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
     kind = "timers" if var == TIMERS else _kind(op, var, cf)
     kdec = key_decoder(cf, avro)
     vdec = value_decoder(cf, avro)
+    # what Spark's list encoding and RocksDB's merges put between two list elements
+    delimiter = rocksdb.merge_delimiter(ctx.conf)
     if kind == "timers":
         grouping = cf.key.fields[0].type
         columns = _fields("key", grouping, "key") + (Column("expiration_timestamp_ms", "bigint", "value"),)
@@ -99,7 +119,7 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
             return [flat(key[0], len(cf.key.fields[0].type.fields)) + (key[1],)]
         if kind == "map":
             return [flat(key[0], len(grouping.fields)) + flat(key[1], len(user_key.fields)) + vdec(v, 0, len(v))]
-        spans = split_values(v) if kind == "list" else [(0, len(v))]
+        spans = split_values(v, delimiter) if kind == "list" else [(0, len(v))]
         return [key + vdec(v, off, end) for off, end in spans]
 
     out: list[tuple[Any, ...]] = []
@@ -112,7 +132,7 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
         names_ = [s.name for s in op.stores] or [DEFAULT_CF]
         ids = ctx.unique_ids(op.operator_id, p, names_.index(DEFAULT_CF) if DEFAULT_CF in names_ else 0, version)
         try:
-            raw, rep = rocksdb.load(ctx.storage, folder, version, ctx.codec, ids)
+            raw, rep = rocksdb.load(ctx.storage, folder, version, ctx.codec, ids, delimiter)
         except (StateFileError, OSError) as e:
             sizes.append(PartitionSize(p, var, error=str(e)))
             findings.append(Finding("error", "state-store-unreadable", str(e), folder))

@@ -222,12 +222,26 @@ def compile_row(schema: StructType, *, as_dict: bool = False) -> Callable[[bytes
             codes.append("8x")
             post.append((i, _reader(t), True))
     slots_struct = struct.Struct("<" + "".join(codes))
+    var_idx = [i for i, _conv, is_var in post if is_var]
 
     def decode(b: bytes, base: int, size: int) -> Any:
         if size < fixed or base + size > len(b):
             raise RowError(f"row of {size} bytes is shorter than the {fixed} bytes {n} fields need")
         nulls = int.from_bytes(b[base:base + words * 8], "little") if words else 0
         slots = base + words * 8
+        # Spark writes variable-length values after the fixed-width slots, inside the row: an
+        # offset into the slots or past the row's end means the bytes are not a row of this
+        # schema (e.g. a row with fewer fields read with more), never a value to show
+        for i in var_idx:
+            if not nulls >> i & 1:
+                word = _UQ.unpack_from(b, slots + 8 * i)[0]
+                off, length = word >> 32, word & 0xFFFFFFFF
+                if off < fixed:
+                    raise RowError(f"field {names[i]!r}: variable-length value at {off} points into the "
+                                   f"{fixed} bytes of fixed-width slots (not a row of this schema)")
+                if off + length > size:
+                    raise RowError(f"variable-length field at {base + off} of {length} bytes runs past the row "
+                                   f"({size} bytes)")
         try:
             raw = slots_struct.unpack_from(b, slots)
             if len(raw) != n or post or nulls:

@@ -157,7 +157,7 @@ def test_join_stores_lacking_a_version_are_named_partition_slash_store(tmp_path,
     (cp / "state/0/1/left-keyWithIndexToValue/3.delta").unlink()
     unchanged(cp)
     f = _one(_findings(cp), "state-version-missing")
-    assert f["message"] == ("state operator 0: state version 3 (after committed batch 2) is missing in partition "
+    assert f["message"] == ("state operator 0 (symmetricHashJoin): state version 3 (after committed batch 2) is missing in partition "
                             "0/right-keyToNumValues, 1/left-keyWithIndexToValue")
     assert f["path"] == str(cp / "state" / "0")
 
@@ -167,7 +167,7 @@ def test_join_stores_beyond_five_are_counted(tmp_path, unchanged):
     _join(cp, 2, versions=(1, 2))  # all eight stores lack version 3
     unchanged(cp)
     f = _one(_findings(cp), "state-version-missing")
-    assert f["message"] == ("state operator 0: state version 3 (after committed batch 2) is missing in partition "
+    assert f["message"] == ("state operator 0 (symmetricHashJoin): state version 3 (after committed batch 2) is missing in partition "
                             "0/left-keyToNumValues, 0/left-keyWithIndexToValue, 0/right-keyToNumValues, "
                             "0/right-keyWithIndexToValue, 1/left-keyToNumValues (+3 more)")
 
@@ -181,7 +181,7 @@ def test_join_store_versions_count_for_orphans_and_uncommitted(tmp_path, unchang
     unchanged(cp)
     findings = _findings(cp)
     assert _one(findings, "state-uncommitted-version")["message"].startswith(
-        "state operator 0: state version 4 was written by an uncommitted batch")
+        "state operator 0 (symmetricHashJoin): state version 4 was written by an uncommitted batch")
     assert _one(findings, "state-orphan-versions")["message"].startswith(
-        "state operator 0: state versions 6, 9 are beyond the latest planned batch 3")
+        "state operator 0 (symmetricHashJoin): state versions 6, 9 are beyond the latest planned batch 3")
     assert "state-version-missing" not in findings

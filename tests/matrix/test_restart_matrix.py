@@ -67,3 +67,19 @@ def test_a_bad_spark_version_is_a_usage_error():
     out = subprocess.run([CLI, "inspect", ".", "--spark", "four"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and "not a Spark version" in out.stderr
+
+
+@pytest.mark.parametrize("version", ["4.2.0", "4.3.0"])
+def test_an_unfinished_repartition_blocks_a_restart_as_spark_did(version):
+    facts = MATRIX / version / "facts.json"
+    if not facts.exists():
+        pytest.skip(f"no {version} fixtures")
+    cases = json.loads(facts.read_text())["cases"]
+    for name in ("repart_hdfs", "repart_rocks"):
+        a = answer(read_checkpoint(str(MATRIX / version / name / "cp")))
+        restarted = "error" not in cases[name]["restart"]
+        mine = parse_line(version)
+        assert (mine in a.can) == restarted, (name, cases[name]["restart"])
+        if not restarted:
+            assert "STREAMING_UNFINISHED_REPARTITION_DETECTED" in cases[name]["restart"]["error"]
+            assert a.blocked_by == "state-repartition-unfinished" and a.can == ()

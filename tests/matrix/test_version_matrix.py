@@ -132,10 +132,12 @@ def _norm(v: Any) -> Any:
 
 
 def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A statestore row as ``part.field`` → value: ``key``/``value``, and transformWithState's
+    ``list_element`` and ``user_map_key``/``user_map_value``."""
     out = {"partition_id": row["partition_id"]}
-    for part in ("key", "value"):
-        for k, v in (row.get(part) or {}).items():
-            out[f"{part}.{k}"] = v
+    for part, fields in row.items():
+        if part != "partition_id":
+            out.update({f"{part}.{k}": v for k, v in (fields or {}).items()})
     return out
 
 
@@ -169,8 +171,26 @@ def test_state_rows_are_spark_statestore_rows(version, name, case, store):
     (t,) = tables
     assert not [f for f in t.findings if f.severity == "error"], t.findings
     assert t.total_rows == store["count"]
-    theirs = sorted(json.dumps(_flat(r), sort_keys=True) for r in store["rows"])
-    assert _ours(t, side="joinSide" in opts) == theirs
+    spark_rows = [_flat(r) for r in store["rows"]]
+    ours = [json.loads(r) for r in _ours(t, side="joinSide" in opts)]
+    if any(_misread_event_time(r) for r in spark_rows):
+        # Spark 4.3's joinSide reader decodes a format-4 key's event time from the key string's
+        # bytes (the one-field key row read with the two-field schema): hold ours against the
+        # row's own event time instead, and compare the rest as Spark gives it
+        assert all(_misread_event_time(r) for r in spark_rows)
+        for r in ours:
+            assert r.pop("key.__event_time") in {v for k, v in r.items() if k.endswith("ts")}, r
+        spark_rows = [{k: v for k, v in r.items() if k != "key.__event_time"} for r in spark_rows]
+    assert sorted(json.dumps(r, sort_keys=True) for r in ours) == \
+        sorted(json.dumps(r, sort_keys=True) for r in spark_rows)
+
+
+def _misread_event_time(row: dict[str, Any]) -> bool:
+    """Whether a joinSide row's ``key.__event_time`` is the key string's bytes read as a
+    little-endian long (the Spark 4.3.0 reader's misread of a format-4 key)."""
+    if "key.__event_time" not in row or not isinstance(row.get("key.field0"), str):
+        return False
+    return row["key.__event_time"] == int.from_bytes(row["key.field0"].encode()[:8].ljust(8, b"\0"), "little")
 
 
 UNREADABLE = [(v, n, c, s) for v, n, c in WRITTEN for s in c.get("stores", [])
@@ -187,3 +207,16 @@ def test_where_spark_cannot_read_a_store_its_row_count_holds(version, name, case
     (t,) = read_state(str(_cp(version, case)), operator=op, store=store["options"]["storeName"])
     assert not [f for f in t.findings if f.severity == "error"], t.findings
     assert t.total_rows == len(t.rows) == last["stateOperators"][op]["numRowsTotal"]
+
+
+ROCKS = [(v, n, c) for v, n, c in WRITTEN if c.get("provider") == "RocksDBStateStoreProvider" and "tws" not in n]
+
+
+@pytest.mark.parametrize(("version", "name", "case"), ROCKS, ids=[f"{v}-{n}" for v, n, _ in ROCKS])
+def test_changelog_checkpointing_is_named_as_the_query_set_it(version, name, case):
+    """The conf a case was written with (not in the offsets log: Spark does not record it)."""
+    from streamwatch.checkpoint.report import _changelog_text
+
+    cp = read_checkpoint(str(_cp(version, case)))
+    want = "on" if case["options"].get("changelog") else "off"
+    assert _changelog_text(cp, "RocksDBStateStoreProvider") == f", changelog checkpointing {want}"

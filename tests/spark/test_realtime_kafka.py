@@ -99,3 +99,12 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
         planned = json.loads((checkpoint / "offsets" / str(n)).read_text().splitlines()[1])["batchTimestampMs"]
         written = (checkpoint / "offsets" / str(n)).stat().st_mtime * 1000
         assert written - planned >= 0.9 * INTERVAL_MS, (n, written - planned)
+
+    # the Kafka source keeps its initial offsets in sources/0/0 (a zero byte, then a v1 log): not
+    # a file-source log, and no finding; the checkpoint itself records no trigger, so none is said
+    from streamwatch.checkpoint.reader import read_checkpoint
+
+    assert (checkpoint / "sources" / "0" / "0").read_bytes().startswith(b"\x00v1\n")
+    cp = read_checkpoint(str(checkpoint))
+    assert not [f for f in cp.findings if f.severity in ("error", "warning")], cp.findings
+    assert cp.sources == ()

@@ -110,12 +110,12 @@ def test_mapping_edges():
     assert [m.log_batches(b) for b in range(6)] == [range(0, 0), range(0, 1), range(1, 1), range(1, 3), None, None]
     assert [m.query_batch(n) for n in range(6)] == [1, 3, 3, None, None, None]
     entries = tuple(FileEntry(f"file:/l/f{n}", 0, n) for n in range(5))
-    fb = FilesByBatch.build([SourceLog(path="sources/0", index=0, entries=entries)], offs)
+    fb = FilesByBatch.build([SourceLog(path="sources/0", name="0", entries=entries)], offs)
     assert [fb.files_read(b) for b in (0, 2)] == [(), ()] and fb.files_read(4) is None
     assert [e.path for e in fb.files_read(3) or ()] == ["file:/l/f1", "file:/l/f2"]
     assert fb.counts() == {1: 1, 3: 2}
     # a summary read (entries not loaded): unknown, not zero
-    lazy = FilesByBatch.build([SourceLog(path="sources/0", index=0, entries_loaded=False)], offs)
+    lazy = FilesByBatch.build([SourceLog(path="sources/0", name="0", entries_loaded=False)], offs)
     assert lazy.files_read(1) is None
     # a log offset that goes back (a torn or hand-edited log) still answers only what it knows
     odd = SourceBatches.from_offsets(0, [_entry(0, '{"logOffset":3}'), _entry(1, '{"logOffset":1}'), _entry(2, '{"logOffset":5}')])

@@ -20,7 +20,7 @@ from streamwatch.checkpoint.jsonout import iso, redact
 from streamwatch.checkpoint.ops.paths import place, relative_to
 from streamwatch.checkpoint.ops.snapshot import OperatorState, Snapshot, SourceState
 from streamwatch.model.checkpoint import Checkpoint
-from streamwatch.model.sourcebatches import offset_position
+from streamwatch.model.sourcebatches import log_at
 
 SCHEMA = "streamwatch.diff/1"
 
@@ -119,11 +119,19 @@ def _state_change(old: OperatorState | None, new: OperatorState | None) -> dict[
 def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
     """The ``streamwatch.diff/1`` document for OLD → NEW (see the README's "Checkpoint
     operations")."""
-    n_src = max(len(old.sources), len(new.sources))
-    sources = [
-        _source_change(old.sources[i] if i < len(old.sources) else None, new.sources[i] if i < len(new.sources) else None)
-        for i in range(n_src)
-    ]
+    old_by = {s.source_id: s for s in old.sources}
+    new_by = {s.source_id: s for s in new.sources}
+    if len(old_by) == len(old.sources) and len(new_by) == len(new.sources):
+        # paired by id: an OffsetMap (offsets v2) writes its lines in Spark's map order, and a
+        # named source (Spark 4.2+) keeps its name when others come or go
+        ids = [s.source_id for s in new.sources] + [s.source_id for s in old.sources if s.source_id not in new_by]
+        sources = [_source_change(old_by.get(i), new_by.get(i)) for i in ids]
+    else:
+        n_src = max(len(old.sources), len(new.sources))
+        sources = [
+            _source_change(old.sources[i] if i < len(old.sources) else None, new.sources[i] if i < len(new.sources) else None)
+            for i in range(n_src)
+        ]
     old_ops = {o.operator_id: o for o in old.state}
     new_ops = {o.operator_id: o for o in new.state}
     state = [_state_change(old_ops.get(i), new_ops.get(i)) for i in sorted(set(old_ops) | set(new_ops))]
@@ -268,7 +276,7 @@ def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
     parsed = tuple(off.parsed) + (None,) * (len(off.sources) - len(off.parsed))
     sources = []
     for i, (sid, raw, p) in enumerate(zip(off.source_ids, off.sources, parsed)):
-        log = next((x for x in cp.sources if offset_position(off, x.index) == i), None)
+        log = log_at(cp.sources, off, i)
         files = None
         if log is not None and log.entries_loaded:
             # the source log numbers its batches itself: batch_id had read up to its logOffset

@@ -16,6 +16,11 @@ cleanly; stateful operators load state version C+1. Edits, in order:
   new query id;
 * torn/unparsable last ``offsets/N``/``commits/N`` (``empty-file``, ``unparsable-file``):
   deleted (batch N re-runs, or is re-planned when its offsets went);
+* ``state-repartition-unfinished`` (an offline state repartition that wrote ``offsets/N``
+  but not ``commits/N``: Spark 4.2+ refuses to restart, ``STREAMING_UNFINISHED_REPARTITION_DETECTED``):
+  the uncommitted ``offsets/N`` is dropped; the query restarts on the partitions batch N-1
+  recorded and plans batch N anew from its sources (the other way out, a retry of the
+  repartition to the same count, is RocksDB-only and is said in the repair's note);
 * ``previous-offsets-missing``: when batch L committed, ``offsets/L`` is copied to
   ``offsets/L-1`` (Spark only reads it as a start that the committed L replaces); otherwise
   ``offsets/L`` is dropped and the batch re-planned;
@@ -23,7 +28,9 @@ cleanly; stateful operators load state version C+1. Edits, in order:
   state version N+1 proves it finished gets its lost ``commits/N`` back (watermark from
   ``offsets/N+1``); at the first batch without proof, later offsets are dropped (re-planned);
 * ``state-version-missing`` for the last committed batch C: roll back to the latest batch B
-  whose state version B+1 is in every partition: ``commits/B+1…C`` and ``offsets/B+2…`` go.
+  whose state version B+1 is in every partition of its layout (after an offline repartition
+  the new one): ``commits/B+1…C`` and ``offsets/B+2…`` go — and ``offsets/B+1`` too when B+1
+  is a repartition batch (an uncommitted one is refused on restart; it is re-planned).
 
 What a re-run costs the sink: a file sink skips batch ids its ``_spark_metadata`` already
 holds, a Delta sink skips (queryId, batchId) transactions it has, any other sink
@@ -42,6 +49,7 @@ import orjson
 
 from streamwatch.checkpoint.fs import StorageError, open_storage
 from streamwatch.checkpoint.ops.paths import relative_to
+from streamwatch.checkpoint.spark4 import find_repartitions, provider_of, unfinished_repartition
 from streamwatch.model.checkpoint import Checkpoint
 
 SCHEMA = "streamwatch.recover/1"
@@ -54,6 +62,7 @@ BLOCKING = {
     "unparsable-file",
     "state-version-missing",
     "commit-without-offsets",
+    "state-repartition-unfinished",
 }
 
 
@@ -117,7 +126,7 @@ def _finished(cp: Checkpoint, n: int) -> bool:
         return bool(cp.sink.has_batch(n))
     if cp.delta_sink is not None and cp.query_id:
         return bool(cp.delta_sink.versions_for_batch(n, cp.query_id))
-    return bool(cp.state) and all(n + 1 in p.versions for op in cp.state for p in op.partitions)
+    return bool(cp.state) and all(n + 1 in cp.state_versions(op) for op in cp.state)
 
 
 def _commit_bytes(watermark_ms: int) -> bytes:
@@ -190,7 +199,26 @@ def plan(cp: Checkpoint) -> dict[str, Any]:
             r.replanned += later
             r.summary = f"{rel} is torn: delete it" + (f" and the {len(later) - 1} later batch(es)" if len(later) > 1 else "")
         repairs.append(r)
-    # 4. previous offsets missing
+    # 4. an unfinished offline repartition: Spark refuses to restart while its uncommitted
+    # offsets/N is the latest batch; without it the query restarts on the old partitions
+    rep = unfinished_repartition(cp)
+    if rep is not None and rep.repartition.batch_id in offs:
+        r0 = rep.repartition
+        n = r0.batch_id
+        r = Repair("state-repartition-unfinished",
+                   f"batch {n} is an offline state repartition ({r0.from_partitions} → {r0.to_partitions} partitions) that "
+                   f"did not finish, and Spark refuses to restart over it: drop the uncommitted offsets/{n}; the query "
+                   f"restarts on its {r0.from_partitions} partitions and plans batch {n} anew from its sources")
+        drop_offsets([n], r)
+        r.replanned.append(n)
+        if provider_of(cp, n) == "hdfs":
+            r.note = ("the only way: a retry of the repartition fails again — offline repartition rejects the "
+                      "HDFS-backed state store (STATE_REPARTITION_INVALID_CHECKPOINT.UNSUPPORTED_PROVIDER)")
+        else:
+            r.note = (f"or, instead of this edit: retry spark._streamingCheckpointManager.repartition(<checkpoint>, "
+                      f"{r0.to_partitions}) on the original until it finishes; restarts then use {r0.to_partitions} partitions")
+        repairs.append(r)
+    # 5. previous offsets missing
     while offs:
         latest = max(offs)
         if latest == 0 or latest - 1 in offs:
@@ -206,7 +234,7 @@ def plan(cp: Checkpoint) -> dict[str, Any]:
         r.replanned.append(latest)
         r.summary += f": drop the uncommitted offsets/{latest}; the batch is re-planned"
         repairs.append(r)
-    # 5. commits behind
+    # 6. commits behind
     if offs and coms and max(offs) - max(coms) > 1:
         latest, done = max(offs), max(coms)
         r = Repair("commits-behind", f"commit log ends at {done}, offsets at {latest}")
@@ -223,12 +251,14 @@ def plan(cp: Checkpoint) -> dict[str, Any]:
         r.rerun.append(max(offs))
         r.summary += f": restore the lost commits of finished batches, re-plan the rest; batch {max(offs)} re-runs"
         repairs.append(r)
-    # 6. state version missing for the last committed batch
+    # 7. state version missing for the last committed batch; versions count in the partition
+    # layout in effect for them (after an offline repartition the new one)
     if cp.state and coms:
         done = max(coms)
         empty = any(not op.partitions for op in cp.state)
-        if empty or any(done + 1 not in p.versions for op in cp.state for p in op.partitions):
-            good = [] if empty else [b for b in sorted(coms) if b < done and all(b + 1 in p.versions for op in cp.state for p in op.partitions)]
+        every = [set(cp.state_versions(op)) for op in cp.state]
+        if empty or any(done + 1 not in vs for vs in every):
+            good = [] if empty else [b for b in sorted(coms) if b < done and all(b + 1 in vs for vs in every)]
             r = Repair("state-version-missing", f"state version {done + 1} is missing")
             if not good:
                 r.summary += ": no earlier committed batch has its state in every partition — start a new checkpoint"
@@ -238,11 +268,16 @@ def plan(cp: Checkpoint) -> dict[str, Any]:
                 for x in sorted(c for c in coms if c > b):
                     r.edits.append(Edit("delete", f"commits/{x}"))
                     coms.discard(x)
-                later = [x for x in offs if x > b + 1]
+                # a repartition batch left uncommitted is refused on restart, not re-run: re-plan it
+                again = b + 1 in {x.batch_id for x in find_repartitions(cp.offsets)}
+                later = [x for x in offs if x > b + (0 if again else 1)]
                 drop_offsets(later, r)
-                r.rerun.append(b + 1)
+                if not again:
+                    r.rerun.append(b + 1)
                 r.replanned += later
-                r.summary += f": roll back to batch {b} (state version {b + 1} everywhere); batch {b + 1} re-runs, later batches are re-planned"
+                r.summary += f": roll back to batch {b} (state version {b + 1} everywhere); " + (
+                    f"the offline repartition of batch {b + 1} is undone and later batches are re-planned" if again
+                    else f"batch {b + 1} re-runs, later batches are re-planned")
             repairs.append(r)
     blocking = sorted(codes & BLOCKING)
     rerun = sorted({b for r in repairs for b in r.rerun})

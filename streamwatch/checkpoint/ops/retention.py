@@ -31,7 +31,8 @@ The rules mirror Spark 4.x (read from its sources, re-stated here):
   manager saw in memory (so with the default ratio Spark may delete later than planned, never
   other files); with changelogs a snapshot zip the maintenance uploads first; and orphan SST
   and log files older than every tracked file, which Spark also deletes (listed apart here).
-* file source/sink logs (``CompactibleFileStreamLog``): batch ``b`` is a compaction when
+* file source/sink logs (``CompactibleFileStreamLog``; a source's is ``sources/<index>/``, or
+  ``sources/<name>/`` for a named source): batch ``b`` is a compaction when
   ``(b + 1) % interval == 0``; the ``.compact`` file re-writes the previous compact file plus
   every batch since. After adding batch C, when ``interval <= C + 1 - minBatchesToRetain``,
   files with id below ``M - M % interval - 1`` (``M = C + 1 - minBatchesToRetain``) and older
@@ -283,9 +284,12 @@ def plan(storage: Storage, root: str, cp: Checkpoint, min_batches_override: int 
     Sizes are bytes; nothing is written."""
     m, where = min_batches(cp, min_batches_override)
     conf = dict(cp.latest_offsets.conf) if cp.latest_offsets else {}
-    logs = [{"kind": "source", "index": s.index, **_compactible(storage, s, "source", m, conf)} for s in cp.sources]
+    # a file source's log is sources/<name>/: "index" is its index (int) when numbered, its
+    # name when named (DataStreamReader.name, Spark 4.2+), as in inspect --json; "name" is
+    # always the folder name
+    logs = [{"kind": "source", "index": s.ref, "name": s.name, **_compactible(storage, s, "source", m, conf)} for s in cp.sources]
     if cp.sink is not None:
-        logs.append({"kind": "sink", "index": None, **_compactible(sink_storage or storage, cp.sink, "sink", m, conf)})
+        logs.append({"kind": "sink", "index": None, "name": None, **_compactible(sink_storage or storage, cp.sink, "sink", m, conf)})
     batch = _batch_logs(storage, root, cp, m)
     state = [_state(storage, op, m, max_versions_per_maintenance) for op in cp.state]
     total = batch["offsets"]["delete_bytes"] + batch["commits"]["delete_bytes"] + sum(s["delete_bytes"] for s in state) + sum(lg["delete_bytes"] for lg in logs)

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 from streamwatch.checkpoint.jsonout import SCHEMA as INSPECT_SCHEMA
 from streamwatch.checkpoint.jsonout import redact
 from streamwatch.model.checkpoint import Checkpoint, SourceOffset
+from streamwatch.model.sourcebatches import log_at
 
 
 class SnapshotError(ValueError):
@@ -89,7 +90,7 @@ def from_checkpoint(cp: Checkpoint) -> Snapshot:
         parsed = tuple(latest.parsed) + (None,) * (len(latest.sources) - len(latest.parsed))
         for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, parsed)):
             s = _src(sid, raw, p)
-            log = next((x for x in cp.sources if x.index == i), None)
+            log = log_at(cp.sources, latest, i)
             if log is not None:
                 files = tuple((e.path, e.batch_id) for e in log.entries) if log.entries_loaded else None
                 s = SourceState(s.source_id, s.kind, s.raw, s.fields, files, log.entry_count)
