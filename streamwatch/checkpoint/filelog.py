@@ -11,13 +11,15 @@ expected; ``.N.<uuid>.tmp`` files are writes in progress (or left by a crash).
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from streamwatch.checkpoint.fs import Item, Storage
 from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_header
-from streamwatch.model.checkpoint import FileEntry, SinkFileEntry, SinkLog, SourceLog
+from streamwatch.model.checkpoint import CompactibleLog, FileEntry, SinkFileEntry, SinkLog, SourceLog
 from streamwatch.model.findings import Finding
 
 _BATCH = re.compile(r"^(\d+)(\.compact)?$")
@@ -64,6 +66,23 @@ def detect_interval(compact_ids: list[int], latest: int | None) -> int | None:
     if not fits:
         return None
     return DEFAULT_COMPACT_INTERVAL if DEFAULT_COMPACT_INTERVAL in fits else fits[0]
+
+
+L = TypeVar("L", bound=CompactibleLog)
+
+
+def with_interval(log: L, kind: str, conf: Mapping[str, str]) -> L:
+    """``log`` with its compaction interval known when no ``.compact`` file shows it yet: the
+    offsets log's conf (``spark.sql.streaming.{fileSource,fileSink}.log.compactInterval``,
+    recorded where the query set it), else Spark's default 10 — the interval the next
+    compaction will use. Logs whose ``.compact`` files fit no interval stay unknown (None)."""
+    if log.compact_interval is not None or log.compact_batch_ids:
+        return log
+    key = f"spark.sql.streaming.{'fileSource' if kind == 'source' else 'fileSink'}.log.compactInterval"
+    raw = str(conf.get(key, ""))
+    if raw.isdigit() and int(raw) > 0:
+        return replace(log, compact_interval=int(raw), compact_interval_source="conf")
+    return replace(log, compact_interval=DEFAULT_COMPACT_INTERVAL, compact_interval_source="default")
 
 
 def _count_lines(body: bytes) -> int:

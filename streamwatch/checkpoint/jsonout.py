@@ -66,6 +66,7 @@ def _log(log: SourceLog | SinkLog | None) -> dict[str, Any] | None:
         "entries": log.entry_count,
         "compact_batches": list(log.compact_batch_ids),
         "compact_interval": log.compact_interval,
+        "compact_interval_source": log.compact_interval_source,
         "bytes": log.bytes_total,
         "latest_compact_bytes": log.latest_compact_bytes,
     }

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
-from streamwatch.checkpoint.filelog import read_file_log
+from streamwatch.checkpoint.filelog import read_file_log, with_interval
 from streamwatch.checkpoint.fs import Item, Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
 from streamwatch.checkpoint.spark4 import (
@@ -266,7 +266,7 @@ def _read(
         log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, source=it.name)
         findings.extend(fs)
         if log is not None:
-            sources.append(log)  # type: ignore[arg-type]
+            sources.append(with_interval(log, "source", offsets[-1].conf if offsets else {}))  # type: ignore[arg-type]
 
     state, fs = read_state(storage, root, _provider_hint(offsets), sizes=sizes)
     findings.extend(fs)
@@ -299,7 +299,7 @@ def _read(
         else:
             log, fs = read_file_log(sink_storage, sink_storage.join(sink_root, "_spark_metadata"), "sink", entries=full)
             findings.extend(fs)
-            sink_log = log  # type: ignore[assignment]
+            sink_log = with_interval(log, "sink", offsets[-1].conf if offsets else {}) if log is not None else None  # type: ignore[assignment]
             delta_log, fs = read_delta_log(sink_storage, sink_root)
             findings.extend(fs)
             if sink_log is None and delta_log is None:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from streamwatch.checkpoint.jsonout import redact
 from streamwatch.model.batchlogs import CommitSink
-from streamwatch.model.checkpoint import BatchRow, Checkpoint, StateOperator
+from streamwatch.model.checkpoint import BatchRow, Checkpoint, CompactibleLog, StateOperator
 from streamwatch.model.sourcebatches import log_at
 from streamwatch.model.timefmt import utc_text
 
@@ -76,6 +76,15 @@ def _bytes(n: int | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return str(size)
+
+
+def _interval_text(log: CompactibleLog) -> str:
+    """A compactible log's interval as read: ``10``, ``10 (Spark's default)``, ``5 (conf)``,
+    ``-`` when unknown."""
+    if log.compact_interval is None:
+        return "-"
+    return {"default": f"{log.compact_interval} (Spark's default)", "conf": f"{log.compact_interval} (conf)"}.get(
+        log.compact_interval_source, str(log.compact_interval))
 
 
 def _changelog_text(cp: Checkpoint, provider: str) -> str:
@@ -145,7 +154,7 @@ def summary(cp: Checkpoint) -> Group:
             if log is not None:
                 logtxt = f"sources/{log.name}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
                 if log.compact_interval:
-                    logtxt += f", compact every {log.compact_interval}"
+                    logtxt += f", compact every {_interval_text(log)}"
             t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
         parts.append(t)
     named = cp.commits[-1].active_sink if cp.commits else None
@@ -153,7 +162,7 @@ def summary(cp: Checkpoint) -> Group:
     if cp.sink is not None:
         s = cp.sink
         parts.append(Text(f"sink: {tag}file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
-                          f"{s.entry_count} entries, compact every {_n(s.compact_interval)}"))
+                          f"{s.entry_count} entries, compact every {_interval_text(s)}"))
     elif cp.delta_sink is not None:
         d = cp.delta_sink
         txn = d.last_txn

@@ -46,8 +46,11 @@ class SinkFileEntry(NamedTuple):
 class CompactibleLog:
     """What both compactible logs (mirrors ``CompactibleFileStreamLog``) share: ``path`` of
     the log folder, ``batch_ids`` with a file present (plain or ``.compact``),
-    ``compact_batch_ids`` (``N.compact`` files), the detected ``compact_interval`` (batches
-    per compaction: compactions happen at batch ids ``k*interval - 1``; None when unknown),
+    ``compact_batch_ids`` (``N.compact`` files), the ``compact_interval`` (batches per
+    compaction: compactions happen at batch ids ``k*interval - 1``; None when the ``.compact``
+    files fit no interval) and where it comes from, ``compact_interval_source``: ``detected``
+    (the ``.compact`` files), ``conf`` (the offsets log's
+    ``spark.sql.streaming.{fileSource,fileSink}.log.compactInterval``) or ``default`` (Spark's 10),
     ``entry_count`` (lines in the files a reader needs: latest compact + later deltas),
     ``bytes_total`` and ``latest_compact_bytes`` (bytes), and whether ``entries`` were parsed
     (``entries_loaded``; a summary read only counts lines)."""
@@ -56,6 +59,7 @@ class CompactibleLog:
     batch_ids: tuple[int, ...] = ()
     compact_batch_ids: tuple[int, ...] = ()
     compact_interval: int | None = None
+    compact_interval_source: str = "detected"
     entry_count: int = 0
     bytes_total: int = 0
     latest_compact_bytes: int | None = None

@@ -158,7 +158,7 @@ def test_retention_matches_local(store, local, query):
 
 
 def _subjects(doc: dict[str, Any]) -> list[str | None]:
-    """Pop the ``subject`` of every finding in a diff document (see the xfail below)."""
+    """Pop the ``subject`` of every finding in a diff document (held against the local copy's below)."""
     out = []
     for group in doc["findings"].values():
         for f in group:
@@ -177,9 +177,6 @@ def test_diff_matches_local(store, local):
     assert remote["batches"] != {} and remote["sources"] and remote["findings"]["cleared"]
 
 
-@pytest.mark.xfail(strict=True, reason="ops/diff._subject relates a finding's path to the snapshot's URL (gs://b/cp), "
-                   "but the reader's findings on object storage carry the fsspec path (b/cp/state/0): the subject "
-                   "becomes place('b/cp/state/0'), a local path under the working directory (S3 too)")
 def test_diff_finding_subjects_match_local(store, local):
     s, results, norm, _, _ = store
     remote = _subjects(json.loads(norm(_ok(results["diff"], 1))))

@@ -220,3 +220,26 @@ def test_changelog_checkpointing_is_named_as_the_query_set_it(version, name, cas
     cp = read_checkpoint(str(_cp(version, case)))
     want = "on" if case["options"].get("changelog") else "off"
     assert _changelog_text(cp, "RocksDBStateStoreProvider") == f", changelog checkpointing {want}"
+
+
+def test_inspect_and_retention_give_one_compaction_interval(tmp_path):
+    """Before any ``.compact`` file the interval is Spark's (the conf, else 10) in both views;
+    a query that set ``fileSource.log.compactInterval`` gets its own."""
+    import shutil
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "streamwatch")
+    src = MATRIX / "4.2.0" / "agg_hdfs" / "cp"
+    if not src.exists():
+        pytest.skip("no 4.2.0 agg_hdfs fixture")
+    conf_set = tmp_path / "cp"
+    shutil.copytree(src, conf_set)
+    for f in (conf_set / "offsets").iterdir():
+        f.write_text(f.read_text().replace('"conf":{', '"conf":{"spark.sql.streaming.fileSource.log.compactInterval":"4",', 1))
+    for cp, want, source in ((src, 10, "default"), (conf_set, 4, "conf")):
+        doc = json.loads(subprocess.run([cli, "inspect", str(cp), "--json"], capture_output=True, text=True, check=True).stdout)
+        ret = json.loads(subprocess.run([cli, "retention", str(cp), "--json"], capture_output=True, text=True, check=True).stdout)
+        log = doc["sources"][0]["file_log"]
+        assert (log["compact_interval"], log["compact_interval_source"]) == (want, source)
+        assert ret["file_logs"][0]["compact_interval"] == want

@@ -198,11 +198,26 @@ def _subject(snap: Snapshot, path: str | None) -> str | None:
     file's place (:func:`~streamwatch.checkpoint.ops.paths.place`); None for the whole checkpoint."""
     if path is None:
         return None
-    rel = relative_to(path, snap.path)
+    rel = relative_to(path, snap.path) or _within_store(path, snap.path)
     if rel is not None:
         return rel
-    rel = relative_to(path, snap.sink_path) if snap.sink_path else None
+    rel = (relative_to(path, snap.sink_path) or _within_store(path, snap.sink_path)) if snap.sink_path else None
     return f"sink:{rel}" if rel is not None else place(path)
+
+
+def _within_store(path: str, url: str) -> str | None:
+    """``path`` relative to the object-store folder ``url`` when ``path`` is that store's own
+    path (the reader's findings on object storage carry fsspec paths: ``bucket/cp/state/0`` for
+    ``gs://bucket/cp``; ``container/cp/…`` for ``abfss://container@account.dfs.core.windows.net/cp``),
+    else None."""
+    if "://" in path or "://" not in url:
+        return None
+    host, _, rest = url.split("://", 1)[1].partition("/")
+    base = f"{host.split('@', 1)[0]}/{rest}".rstrip("/")
+    p = path.rstrip("/")
+    if p == base:
+        return "."
+    return p[len(base) + 1:] if p.startswith(base + "/") else None
 
 
 def _detail(snap: Snapshot, f: Found) -> tuple[str, str]:
