@@ -6,15 +6,18 @@ Gauges (label ``query`` = the watched query's name, ``id`` = its query id):
 ``streamwatch_checkpoint_batch_id`` (latest committed batch), ``…_batch_duration_ms``
 (planned → committed of that batch, ms), ``…_input_files`` (files its file sources read),
 ``…_in_flight_seconds`` (age of the planned-but-uncommitted batch, 0 when none),
-``…_stuck`` (1 when stuck) and, per pipeline edge (labels ``upstream``, ``downstream``),
-``…_backlog_files``.
+``…_stuck`` (1 when stuck); per file source (labels ``query``, ``id``, ``source``)
+``…_source_lag_seconds`` (age of the oldest landed, unread file; 0 with none),
+``…_source_backlog_files``, ``…_source_catching_up`` (1 draining or caught up, 0 not) and
+``…_source_catchup_seconds`` (the estimate, only while catching up) — each absent while
+unknown; per pipeline edge (labels ``upstream``, ``downstream``) ``…_backlog_files``.
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, SourceLag
 
 
 class WatchMetrics:
@@ -34,6 +37,15 @@ class WatchMetrics:
         self.stuck = Gauge("streamwatch_checkpoint_stuck", "1 when offsets N has had no commit N for > 5x the cadence", q, registry=r)
         self.backlog = Gauge("streamwatch_checkpoint_backlog_files", "Files written upstream, not yet read downstream",
                              ["upstream", "downstream"], registry=r)
+        s = ["query", "id", "source"]
+        self.lag = Gauge("streamwatch_checkpoint_source_lag_seconds",
+                         "Seconds since the oldest file landed that the file source has not read (0: none)", s, registry=r)
+        self.source_backlog = Gauge("streamwatch_checkpoint_source_backlog_files",
+                                    "Files landed that the file source has not read", s, registry=r)
+        self.catching_up = Gauge("streamwatch_checkpoint_source_catching_up",
+                                 "1 when the source's backlog drains (or is empty), 0 when it does not", s, registry=r)
+        self.catchup = Gauge("streamwatch_checkpoint_source_catchup_seconds",
+                             "Estimated seconds until the backlog is read (only while catching up)", s, registry=r)
         self._server, self._thread = start_http_server(port, addr=addr, registry=r)
         self.port = self._server.server_port
 
@@ -46,6 +58,18 @@ class WatchMetrics:
         elif isinstance(rec, CheckpointStatus):
             self.in_flight.labels(rec.query, rec.id).set(rec.in_flight_s or 0.0)
             self.stuck.labels(rec.query, rec.id).set(1 if rec.stuck else 0)
+        elif isinstance(rec, SourceLag):
+            labels = (rec.query, rec.id, rec.source)
+            for gauge, value in ((self.lag, rec.lag_s), (self.source_backlog, rec.backlog),
+                                 (self.catching_up, None if rec.catching_up is None else int(rec.catching_up)),
+                                 (self.catchup, rec.catchup_s)):
+                if value is not None:
+                    gauge.labels(*labels).set(value)
+                else:  # unknown now: no stale value left behind
+                    try:
+                        gauge.remove(*labels)
+                    except KeyError:
+                        pass
         elif isinstance(rec, PipelineEdge):
             self.backlog.labels(rec.upstream, rec.downstream).set(rec.backlog_files)
 

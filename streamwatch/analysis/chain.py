@@ -163,21 +163,29 @@ class PipelineChain:
         for (up, down), path in sorted(self.edges_seen.items()):
             u, d = self.layers[up], self.layers[down]
             versions = None
+            lag_s: float | None = 0.0
             read = d.delta_read.get(up)
             if u.watcher.delta_sink is not None and read is not None:
                 u.watcher.delta_sink.catch_up()  # commits written since its last batch was seen
                 b = delta_backlog(u.watcher.delta_sink.commits.values(), *read)
                 versions, files, size = b.versions, b.files, b.bytes
+                if versions:
+                    first = u.watcher.delta_sink.commits.get(b.next_version)
+                    at = first.timestamp_ms if first is not None else None
+                    lag_s = max(0.0, (now_ms - at) / 1000) if at is not None else None
             else:
                 read_batches = [u.written[k][1] for k, src in d.read.items() if src == up and k in u.written]
                 floor = min(read_batches) if read_batches else -1
                 pending = [(k, v) for k, v in u.written.items() if k not in d.read and v[1] >= floor]
                 files = len(pending)
                 size = sum(v[0] for _, v in pending)
+                if pending:
+                    at = u.watcher.commit_at.get(min(v[1] for _, v in pending))
+                    lag_s = max(0.0, (now_ms - at) / 1000) if at is not None else None
             out.append(PipelineEdge(
                 upstream=u.watcher.name, downstream=d.watcher.name, upstream_id=u.watcher.query_id,
                 downstream_id=d.watcher.query_id, path=path, backlog_files=files, backlog_bytes=size,
                 backlog_versions=versions, layer_latency_ms=self.layer_latency_ms(down),
                 end_to_end_ms=d.last_e2e, slowest=(down == slowest), at_ms=now_ms,
-                slowest_layer=self.layers[slowest].watcher.name if slowest else None))
+                slowest_layer=self.layers[slowest].watcher.name if slowest else None, lag_s=lag_s))
         return out

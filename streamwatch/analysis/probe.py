@@ -18,7 +18,8 @@ import posixpath
 import stat as stat_mod
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
+from urllib.parse import unquote
 
 from streamwatch.errors import ExitCode, StreamwatchError
 
@@ -36,6 +37,15 @@ class FileStat:
 
     size: int
     mtime_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One folder listing: ``files`` name → :class:`FileStat` (those a caller kept) and the
+    names of its sub-folders ``dirs``."""
+
+    files: dict[str, FileStat]
+    dirs: tuple[str, ...]
 
 
 def _mtime_ms(info: dict[str, Any]) -> int:
@@ -151,6 +161,55 @@ class Probe:
         base = path.rstrip("/")
         return [posixpath.basename(e.rstrip("/")) for e in entries if e.rstrip("/") != base]
 
+    def files_of(self, uri: str, skip: Callable[[str], bool]) -> Listing | None:
+        """One listing of the folder a Spark log URI names (``file:/in``, ``s3a://b/in``) when it
+        lives on this probe's storage: each file whose name ``skip`` does not reject, with its
+        size and mtime (stat only for those: a local folder of read files costs one listing).
+        None when the folder is missing or on another storage."""
+        path = unquote(storage_path(uri)).rstrip("/")
+        self.requests += 1
+        if self.local:
+            if not path.startswith("/"):
+                return None
+            try:
+                entries = list(os.scandir(path))
+            except OSError:
+                return None
+            files: dict[str, FileStat] = {}
+            dirs: list[str] = []
+            for e in entries:
+                try:
+                    if e.is_dir():
+                        dirs.append(e.name)
+                    elif not skip(e.name):
+                        st = e.stat()
+                        files[e.name] = FileStat(st.st_size, st.st_mtime_ns // 1_000_000)
+                except OSError:  # removed between the listing and the stat
+                    continue
+            return Listing(files, tuple(dirs))
+        store = _STORES.get(uri.split(":", 1)[0].lower())
+        if store is None or store != _STORES.get((self.protocol or "").lower()) or (
+                store == "azure" and not self._same_azure_account(uri)):
+            return None
+        from streamwatch.checkpoint.fs import store_errors_as_oserror
+
+        try:
+            with store_errors_as_oserror(path):
+                self._fs.invalidate_cache(path)
+                infos = self._fs.ls(path, detail=True)
+        except OSError:
+            return None
+        files, dirs = {}, []
+        for info in infos:
+            name = posixpath.basename(str(info.get("name", "")).rstrip("/"))
+            if not name or str(info.get("name", "")).rstrip("/") == path:
+                continue
+            if info.get("type") == "directory":
+                dirs.append(name)
+            elif not skip(name):
+                files[name] = FileStat(int(info.get("size") or 0), _mtime_ms(info))
+        return Listing(files, tuple(dirs))
+
     def find(self, path: str) -> list[str]:
         """Every file under ``path`` on an fsspec storage (a flat, paged listing: S3
         ListObjectsV2); raises OSError when it cannot be listed. Not for local paths."""
@@ -211,6 +270,4 @@ def storage_path(uri: str) -> str:
 def same_place(uri: str) -> str:
     """A key for comparing locations written by different writers: the storage path with
     trailing ``/`` removed (``file:/x/`` and ``/x`` agree; ``s3a://b/k`` and ``s3://b/k`` agree)."""
-    from urllib.parse import unquote
-
     return unquote(storage_path(uri)).rstrip("/")

@@ -1,7 +1,7 @@
 """Typed records a checkpoint watch derives (see :mod:`streamwatch.analysis.watch`).
 
 Every record has a ``kind`` (``checkpoint-batch``, ``checkpoint-status``,
-``checkpoint-finding``, ``pipeline-edge``) and ``to_dict()`` giving its documented JSONL shape
+``checkpoint-finding``, ``pipeline-edge``, ``source-lag``) and ``to_dict()`` giving its documented JSONL shape
 (camelCase keys). Records about one query carry the query ``id`` (the checkpoint's
 ``metadata``, the same id the listener reports) and, for batches, the ``batchId``, so a watch
 output joins with a listener recording on ``(id, batchId)``. Times are epoch ms, durations ms,
@@ -233,7 +233,10 @@ class PipelineEdge:
     to its commit; ``end_to_end_ms``: the downstream's latest batch's latency from the oldest
     landed file it carries; ``slowest``: the downstream layer has the pipeline's largest
     layer latency; ``slowest_layer`` names the watched query with the largest layer latency
-    (possibly a first layer, which has no incoming edge)."""
+    (possibly a first layer, which has no incoming edge). ``lag_s``: seconds since the oldest
+    of the backlog was committed upstream (the ``commits/N`` of the batch that wrote the
+    oldest unread file; Delta: the first unread version's commit timestamp); 0.0 with no
+    backlog, None when that commit is older than the watch's history (unknown)."""
 
     kind: ClassVar[str] = "pipeline-edge"
     upstream: str
@@ -249,6 +252,7 @@ class PipelineEdge:
     slowest: bool = False
     at_ms: int = 0
     slowest_layer: str | None = None
+    lag_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -257,10 +261,54 @@ class PipelineEdge:
             "backlogFiles": self.backlog_files, "backlogBytes": self.backlog_bytes,
             "backlogVersions": self.backlog_versions, "layerLatencyMs": self.layer_latency_ms,
             "endToEndMs": self.end_to_end_ms, "slowest": self.slowest, "slowestLayer": self.slowest_layer,
-            "atMs": self.at_ms,
+            "lagSeconds": self.lag_s, "atMs": self.at_ms,
         }
 
 
-WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge
+@dataclass(frozen=True, slots=True)
+class SourceLag:
+    """How far one source of a query is behind, in time, at ``at_ms`` (see
+    :mod:`streamwatch.analysis.lag`). ``source`` is its id in ``offsets/N`` (``"0"`` or its
+    name), ``source_kind`` ``file``. ``backlog`` files landed and not yet read;
+    ``oldest_unread_ms`` the oldest one's modification time and ``lag_s`` seconds since then
+    (0.0 with no backlog; None when the source's folder cannot be listed: unknown).
+    ``arrival_per_s``/``processed_per_s``: files landed / read per second since
+    ``window_from_ms`` (the planned time of the oldest of the recent committed batches);
+    ``catchup_s`` backlog ÷ (processed − arrival) in seconds when that is positive, else None;
+    ``catching_up`` True when caught up or draining, False when not, None when unknown (no
+    committed batch to measure by). ``reason`` says why a figure is unknown."""
+
+    kind: ClassVar[str] = "source-lag"
+    id: str
+    query: str
+    checkpoint: str
+    source: str
+    source_kind: str
+    at_ms: int
+    backlog: int | None
+    oldest_unread_ms: int | None
+    lag_s: float | None
+    arrival_per_s: float | None = None
+    processed_per_s: float | None = None
+    window_from_ms: int | None = None
+    catchup_s: float | None = None
+    catching_up: bool | None = None
+    reason: str | None = None
+
+    def verdict(self) -> tuple:
+        """What a change is judged on (times excluded)."""
+        return (self.backlog, self.catching_up, self.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
+            "source": self.source, "sourceKind": self.source_kind, "atMs": self.at_ms, "backlog": self.backlog,
+            "oldestUnreadMs": self.oldest_unread_ms, "lagSeconds": self.lag_s, "arrivalPerSecond": self.arrival_per_s,
+            "processedPerSecond": self.processed_per_s, "windowFromMs": self.window_from_ms,
+            "catchupSeconds": self.catchup_s, "catchingUp": self.catching_up, "reason": self.reason,
+        }
+
+
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge | SourceLag
 __all__ = ["BatchOutput", "CheckpointBatch", "ListenerFigures", "CheckpointFinding", "CheckpointStatus", "PipelineEdge",
-           "SourceInput", "StateUsage", "WatchRecord"]
+           "SourceInput", "SourceLag", "StateUsage", "WatchRecord"]

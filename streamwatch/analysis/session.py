@@ -10,7 +10,7 @@ from typing import Callable
 
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
-from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, WatchRecord
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, SourceLag, WatchRecord
 from streamwatch.analysis.watch import CheckpointWatcher, WatchError
 
 #: Object-store PATHs are searched for new checkpoints this many times less often.
@@ -127,6 +127,10 @@ class CheckpointWatch:
 
     def statuses(self) -> list[CheckpointStatus]:
         return [w.judge() for w in self.watchers]
+
+    def lags(self) -> list[SourceLag]:
+        """Every watched file source's latest :class:`SourceLag`."""
+        return [lag for w in self.watchers for lag in w.lags.values()]
 
     def _finish(self, raw: list[WatchRecord]) -> list[WatchRecord]:
         """Batches through the chain in commit order (so an upstream batch's lineage is known

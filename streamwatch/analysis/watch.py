@@ -29,22 +29,28 @@ from typing import Callable
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.diagnosis import stuck_limit_ms
+from streamwatch.analysis.lag import FileSourceLag
 from streamwatch.analysis.probe import Probe, ProbeError
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, SourceLag
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
+from streamwatch.checkpoint.filelog import read_file_log
+from streamwatch.checkpoint.fs import StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit, parse_offsets
 from streamwatch.checkpoint.spark4 import find_repartitions
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
-from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.model.checkpoint import Checkpoint, SourceLog
 from streamwatch.model.findings import Finding
 
 IDLE_FACTOR = 2
 CADENCE_BATCHES = 20
+#: File sources' folders are listed for their lag about this often (s), not every poll: an
+#: idle poll stays two look-ups; the listing is one request per file source.
+LAG_EVERY_S = 5.0
 #: Findings that the status record reports better (they flip with every batch).
 TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
 
-WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag
 
 
 class WatchError(StreamwatchError):
@@ -92,6 +98,12 @@ class CheckpointWatcher:
         self.file_sink: FileSinkReader | None = None
         self.delta_sink: DeltaSinkReader | None = None
         self.state: StateReader | None = None
+        self.file_lags: list[FileSourceLag] = []
+        #: the latest lag of each file source (measured every ``lag_every`` polls)
+        self.lags: dict[str, SourceLag] = {}
+        self.lag_every = max(1, round(LAG_EVERY_S / poll_s)) if poll_s > 0 else 1
+        self._polls = 0
+        self._planned_new = False
 
     # -- opening -------------------------------------------------------------------------
     def open(self) -> list[WatchRecord]:
@@ -113,6 +125,7 @@ class CheckpointWatcher:
                 self.delta_sink = DeltaSinkReader(self.sink_probe, self.sink_probe.root, cp.query_id, self.history)
         self.sources = SourceReader(p, self.root, file_sizes=self._file_sizes)
         self.state = StateReader(p, cp.state) if cp.state else None
+        self.file_lags = self._open_file_lags(cp)
         offs, coms = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
         self.last_offset_id = offs[-1] if offs else None
         out: list[WatchRecord] = list(self._new_findings(cp.findings))
@@ -125,6 +138,24 @@ class CheckpointWatcher:
         if self.last_offset_id is not None and self.last_offset_id not in self.offsets:
             self._offsets(self.last_offset_id)
         out.extend(self._status())
+        out.extend(self._measure_lags())
+        return out
+
+    def _open_file_lags(self, cp: Checkpoint) -> list[FileSourceLag]:
+        """A :class:`FileSourceLag` per file-source log, seeded with every file it names."""
+        if not cp.sources or self.probe is None:
+            return []
+        try:
+            storage, inner = open_storage(self.url, self._options)
+        except StorageError:
+            return []
+        out = []
+        for src in cp.sources:
+            log, _ = read_file_log(storage, storage.join(inner, "sources", src.name), "source", source=src.name)
+            if isinstance(log, SourceLog):
+                last = max((e.batch_id for e in log.entries), default=-1)
+                out.append(FileSourceLag(self.probe, self.root, src.name,
+                                         ((e.path, e.timestamp_ms) for e in log.entries), last))
         return out
 
     # -- polling -------------------------------------------------------------------------
@@ -141,6 +172,7 @@ class CheckpointWatcher:
             self.last_offset_id = nxt
             nxt += 1
             changed = True
+            self._planned_new = True
         nxt = (self.last_commit_id + 1) if self.last_commit_id is not None else 0
         while True:
             rec = self._commit(nxt)
@@ -152,6 +184,9 @@ class CheckpointWatcher:
         if changed:
             out.extend(self._new_findings(self._window_findings()))
         out.extend(self._status())
+        self._polls += 1
+        if self._polls % self.lag_every == 0:
+            out.extend(self._measure_lags())
         return out
 
     def _offsets(self, batch_id: int) -> OffsetLogEntry | None:
@@ -261,6 +296,41 @@ class CheckpointWatcher:
         idle = bool(idle_s is not None and cadence is not None and idle_s * 1000 > max(IDLE_FACTOR * cadence, floor))
         return CheckpointStatus(self.query_id, self.name, self.url, now, self.last_offset_id, self.last_commit_id,
                                 in_flight, in_flight_s, cadence, stuck, idle, idle_s)
+
+    def measure_lags(self, now_ms: int | None = None) -> list[SourceLag]:
+        """Every file source's :class:`SourceLag` at ``now_ms`` (default: the clock): the
+        source logs read past what was planned since, the source folders listed once each."""
+        now = int(self.clock() * 1000) if now_ms is None else now_ms
+        if not self.file_lags:
+            return []
+        if self._planned_new:
+            for lag in self.file_lags:
+                lag.poll()
+            self._planned_new = False
+        recent = [b for b in list(self.batches)[-CADENCE_BATCHES:] if b.planned_at_ms is not None]
+        window_from = min((b.planned_at_ms for b in recent if b.planned_at_ms is not None), default=None)
+        latest = next(reversed(self.offsets.values())) if self.offsets else None
+        cadence = self.cadence_ms()
+        patience = max(IDLE_FACTOR * cadence, int(2 * self.poll_s * 1000)) if cadence is not None else None
+        out = []
+        for lag in self.file_lags:
+            counts = [next((i.files for i in b.inputs if i.source == lag.source), None) for b in recent]
+            read = None if not recent or any(c is None for c in counts) else sum(c or 0 for c in counts)
+            out.append(lag.measure(query_id=self.query_id, query=self.name, checkpoint=self.url, now_ms=now,
+                                   window_from_ms=window_from, files_read_in_window=read,
+                                   planned_since_ms=latest.timestamp_ms if latest is not None else None,
+                                   patience_ms=patience))
+        return out
+
+    def _measure_lags(self) -> list[SourceLag]:
+        """:meth:`measure_lags`, keeping each source's latest; the ones whose verdict changed."""
+        changed = []
+        for lag in self.measure_lags():
+            before = self.lags.get(lag.source)
+            self.lags[lag.source] = lag
+            if before is None or before.verdict() != lag.verdict():
+                changed.append(lag)
+        return changed
 
     def _status(self, now_ms: int | None = None) -> list[CheckpointStatus]:
         s = self.judge(now_ms)

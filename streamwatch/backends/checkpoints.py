@@ -4,7 +4,8 @@
 :class:`~streamwatch.analysis.session.CheckpointWatch`: every committed batch becomes a
 ``QueryProgress`` (batch id, ``triggerExecution`` = commit time − ``batchTimestampMs``,
 watermark; row counts are not in a checkpoint and show as 0), every watched query a
-``QueryStarted``; stuck/idle verdicts and findings arrive as notices, and after every poll
+``QueryStarted``; stuck/idle verdicts, a file source not catching up and findings arrive as
+notices, and after every poll
 that saw a commit the pipeline graph (:class:`~streamwatch.analysis.pipeview.PipelineGraph`:
 backlog per edge, end-to-end latency, the slowest layer) for the pipeline tab.
 It supports no control: the dashboard says in its status line that start/stop/restart,
@@ -22,7 +23,7 @@ from typing import Callable
 from streamwatch.analysis.fmt import CHECKPOINTS_SOURCE
 from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
 from streamwatch.analysis.pipeview import graph_of_watch
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, SourceLag
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
@@ -126,6 +127,9 @@ class CheckpointBackend(Backend):
                                             f"{r.in_flight_s:.0f} s ago, no commit (cadence {r.cadence_ms} ms)"))
             elif r.idle:
                 emit(QueryIdle(id=r.id or r.checkpoint, run_id=RUN_ID, timestamp=_iso(r.at_ms)))
+        elif isinstance(r, SourceLag) and r.catching_up is False and r.lag_s is not None:
+            emit(RuntimeNotice("warning", f"{r.query}: source {r.source} is not catching up: {r.backlog} file(s) "
+                                          f"waiting, the oldest landed {r.lag_s:.0f} s ago"))
         elif isinstance(r, CheckpointFinding):
             level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
             emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))

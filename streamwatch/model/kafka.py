@@ -11,13 +11,17 @@ class PartitionLag:
     """One topic-partition: ``committed`` (offset the last committed batch ends at, from
     ``offsets/<batch>`` as Spark's ``KafkaSourceOffset`` writes it; None when the checkpoint
     has not reached this partition), the broker's ``earliest`` and ``latest`` offsets, and
-    ``lag`` = latest − committed (records; None when unknown)."""
+    ``lag`` = latest − committed (records; None when unknown). ``oldest_unread_ms``: the
+    broker's timestamp (the record's CreateTime or LogAppendTime, epoch ms) of the first record
+    at or after ``committed`` — the oldest the query has not read; None when the partition is
+    caught up or it was not fetched."""
 
     topic: str
     partition: int
     committed: int | None
     earliest: int
     latest: int
+    oldest_unread_ms: int | None = None
 
     @property
     def lag(self) -> int | None:
@@ -46,3 +50,16 @@ class KafkaLag:
         """Records behind over all partitions (None when no partition's lag is known)."""
         lags = [p.lag for p in self.partitions if p.lag is not None]
         return sum(lags) if lags else None
+
+    @property
+    def lag_s(self) -> float | None:
+        """Seconds behind at ``at_ms``: since the oldest unread record's broker timestamp over
+        all partitions; 0.0 when every partition is caught up; None when a partition is behind
+        and its oldest unread record's time is unknown."""
+        behind = [p for p in self.partitions if p.lag]
+        if any(p.oldest_unread_ms is None for p in behind):
+            return None
+        if not self.partitions or any(p.lag is None for p in self.partitions):
+            return None
+        oldest = min((p.oldest_unread_ms for p in behind if p.oldest_unread_ms is not None), default=None)
+        return 0.0 if oldest is None else max(0.0, (self.at_ms - oldest) / 1000)

@@ -40,12 +40,43 @@ def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp=None) -> dict[str,
     return out
 
 
-def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeout_s: float = 30.0
-               ) -> list[PartitionLag]:
+def oldest_unread_times(bootstrap: str, positions: Mapping[tuple[str, int], int], timeout_s: float = 30.0
+                        ) -> dict[tuple[str, int], int]:
+    """(topic, partition) → the broker timestamp (epoch ms) of the first record at or after
+    the offset in ``positions``: one fetch per partition, by a consumer that joins no group
+    and commits nothing. A partition whose record does not arrive within ``timeout_s`` s is
+    left out (unknown)."""
+    if not positions:
+        return {}
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "streamwatch-lag", "enable.auto.commit": False,
+                  "enable.partition.eof": False, "max.partition.fetch.bytes": 65536})
+    out: dict[tuple[str, int], int] = {}
+    try:
+        c.assign([TopicPartition(t, p, off) for (t, p), off in positions.items()])
+        deadline = time.monotonic() + timeout_s
+        while len(out) < len(positions) and time.monotonic() < deadline:
+            for m in c.consume(num_messages=len(positions), timeout=max(0.05, min(1.0, deadline - time.monotonic()))):
+                key = (m.topic(), m.partition())
+                if m.error() is not None or key in out or key not in positions:
+                    continue
+                ts_type, ts = m.timestamp()
+                if ts_type != 0 and ts >= 0:  # 0: TIMESTAMP_NOT_AVAILABLE
+                    out[key] = ts
+                c.pause([TopicPartition(key[0], key[1])])
+    finally:
+        c.close()
+    return out
+
+
+def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeout_s: float = 30.0,
+               *, times: bool = True) -> list[PartitionLag]:
     """Per-partition lag of ``committed`` offsets (topic → partition → offset) against the
     broker at ``bootstrap`` (``HOST:PORT``): every partition the broker has for those topics,
-    sorted. Raises ``confluent_kafka.KafkaException`` when the broker does not answer within
-    ``timeout_s`` s."""
+    sorted; with ``times``, the broker timestamp of each behind partition's oldest unread
+    record (:func:`oldest_unread_times`). Raises ``confluent_kafka.KafkaException`` when the
+    broker does not answer within ``timeout_s`` s."""
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -60,7 +91,13 @@ def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeo
         return {(tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futs.items()}
 
     earliest, latest = offsets(OffsetSpec.earliest()), offsets(OffsetSpec.latest())
-    return sorted((PartitionLag(t, p, committed[t].get(p), earliest[(t, p)], latest[(t, p)])
+    behind = {}
+    for (t, p), last in latest.items():
+        at = committed[t].get(p)
+        if times and at is not None and at < last:
+            behind[(t, p)] = max(at, earliest[(t, p)])  # below the earliest: retention deleted them
+    stamps = oldest_unread_times(bootstrap, behind, timeout_s)
+    return sorted((PartitionLag(t, p, committed[t].get(p), earliest[(t, p)], latest[(t, p)], stamps.get((t, p)))
                    for t, p in earliest), key=lambda x: (x.topic, x.partition))
 
 
@@ -128,4 +165,5 @@ class LagPoller:
             self._thread.join(timeout)
 
 
-__all__ = ["LagPoller", "PartitionLag", "broker_lag", "checkpoint_kafka_offsets", "data_lost_findings", "kafka_lag"]
+__all__ = ["LagPoller", "PartitionLag", "broker_lag", "checkpoint_kafka_offsets", "data_lost_findings", "kafka_lag",
+           "oldest_unread_times"]

@@ -133,3 +133,34 @@ def test_stop_before_start_returns_at_once(tmp_path):
     backend.stop()
     assert time.monotonic() - t < 1.0
     assert [q.query_name for q in backend.plan.queries] == ["cp"]
+
+
+def test_a_file_source_not_catching_up_is_a_warning_notice(tmp_path):
+    """Files landed long after the last batch was planned, none planned since: the dashboard
+    says the source is not catching up, with the files waiting and the oldest one's age."""
+    import os
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    now = int(time.time() * 1000)
+    cp = FakeCheckpoint(tmp_path / "checkpoints/p/q")
+    for b in range(3):
+        f = landing / f"f{b}.json"
+        f.write_text("{}")
+        cp.plan(b, now - 600_000 + b * 1000, [f"file://{f}"])
+        cp.commit(b, now - 600_000 + b * 1000 + 200)
+    for i, age_ms in ((3, 300_000), (4, 200_000)):
+        f = landing / f"f{i}.json"
+        f.write_text("{}")
+        os.utime(f, ns=((now - age_ms) * 1_000_000,) * 2)
+    backend = CheckpointBackend([str(cp.root)], poll_s=0.1)
+    got = Collected()
+    backend.start(got.emit)
+    try:
+        notice = got.until(lambda e: isinstance(e, RuntimeNotice) and "not catching up" in e.message, "lag notice")
+        assert isinstance(notice, RuntimeNotice) and notice.level == "warning"
+        assert notice.message.startswith("q: source 0 is not catching up: 2 file(s) waiting, the oldest landed ")
+        age_s = int(notice.message.rsplit("landed ", 1)[1].split(" ")[0])
+        assert 300 <= age_s <= 300 + DEADLINE_S
+    finally:
+        backend.stop()

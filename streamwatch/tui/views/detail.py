@@ -203,12 +203,15 @@ def kafka_lag_text(lag) -> Text:
     t = Text()
     if lag is None:
         return t
-    t.append(f"Kafka consumer lag {fmt.count(lag.total)} records (broker {lag.bootstrap}; "
+    behind = "" if lag.lag_s is None else f", {fmt.duration(int(lag.lag_s * 1000))} behind"
+    t.append(f"Kafka consumer lag {fmt.count(lag.total)} records{behind} (broker {lag.bootstrap}; "
              "latest − last committed batch)", style="bold")
     for p in lag.partitions:
         lost = "  DATA LOST (below earliest retained offset)" if p.data_lost else ""
+        oldest = (f" · oldest unread {fmt.duration(max(0, lag.at_ms - p.oldest_unread_ms))} old"
+                  if p.lag and p.oldest_unread_ms is not None else "")
         t.append(f"\n  {p.topic}-{p.partition}: committed {fmt.count(p.committed)} · latest {p.latest:,} · "
-                 f"earliest {p.earliest:,} · lag {fmt.count(p.lag)}{lost}", style="red" if lost else "")
+                 f"earliest {p.earliest:,} · lag {fmt.count(p.lag)}{oldest}{lost}", style="red" if lost else "")
     if lag.error:
         t.append(f"\n  not measured now: {lag.error}", style="yellow")
     return t
