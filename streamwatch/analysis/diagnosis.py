@@ -19,7 +19,8 @@ fixed threshold that a busy machine crosses on a healthy query.
   across each of the recent batches. Under a ``processingTime`` trigger whose recent batches
   each took longer than the interval the query runs *back to back* (Spark's
   ``ProcessingTimeExecutor`` logs "falling behind" about the cadence): that is said, as **ok**;
-* **waiting** — the trigger fires but no source has new data (idle).
+* **waiting** — the trigger fires but no source has new data: Spark's ``QueryIdleEvent``
+  (checked before the signs above, which speak of past batches) or a last batch that read none.
 
 Real-time mode (``real_time=True``, see :mod:`streamwatch.analysis.realtime`): a batch is a
 long-running checkpoint interval, and progress comes once per interval. The rules become:
@@ -138,6 +139,9 @@ def diagnose(
         return Diagnosis("starting", "starting")
     if real_time:
         return _diagnose_real_time(window, interval if trigger is not None and trigger.real_time else None)
+    if row.status == "idle":
+        # Spark's own QueryIdleEvent: no new data now, whatever the past batches took
+        return Diagnosis("waiting", "waiting for data")
     behind = _falling_behind(window)
     if behind is not None:
         return Diagnosis("slow", behind)
@@ -148,7 +152,7 @@ def diagnose(
         # data falls behind is what the backlog signs above tell
         took = min(p.batch_duration for p in window[-3:])
         return Diagnosis("ok", f"back to back: batches ≥ {duration(took)}, over the {duration(interval)} trigger")
-    if row.status == "idle" or (window and window[-1].num_input_rows == 0):
+    if window and window[-1].num_input_rows == 0:
         return Diagnosis("waiting", "waiting for data")
     return Diagnosis("ok", "ok")
 

@@ -76,3 +76,30 @@ def test_a_query_is_judged_again_exactly_when_its_diagnosis_could_change():
         {"a": "slow", "b": "ok"},
         {"a": "failed", "b": "ok"},
     ]
+
+
+
+def _slow(batch: int) -> QueryProgress:
+    """A batch of 100 rows that took 2.5 s, nothing left outstanding."""
+    return QueryProgress.from_dict({
+        "id": "id-a", "runId": "run-a", "name": "a", "timestamp": "2026-11-23T10:00:00.000Z",
+        "batchId": batch, "batchDuration": 2500, "numInputRows": 100, "durationMs": {"triggerExecution": 2500},
+        "sources": [{"description": "FileStreamSource[/in]", "numInputRows": 100,
+                     "metrics": {"numFilesOutstanding": "0"}}]})
+
+
+def test_spark_idle_is_waiting_even_after_batches_ran_back_to_back():
+    """Three batches each over the 2 s trigger, then Spark's QueryIdleEvent: the query waits
+    for data now — "back to back" speaks of the batches before, not of now."""
+    from streamwatch.model.events import QueryIdle
+
+    trigger = known_trigger("processingTime=2 seconds")
+    model = DashboardModel(RunPlan("p", "", (QueryPlan("a", "a", "/cp/a", ""),), (), "processingTime=2 seconds"),
+                           clock=lambda: T0)
+    model.board.apply(QueryStarted("id-a", "run-a", None, name="a"))
+    for b in range(3):
+        model.board.apply(_slow(b))
+    row = model.board.rows["a"]
+    assert diagnose(row, None, trigger, T0).text.startswith("back to back")
+    model.board.apply(QueryIdle("id-a", "run-a", "2026-11-23T10:00:09.000Z"))
+    assert diagnose(model.board.rows["a"], None, trigger, T0) == Diagnosis("waiting", "waiting for data")
