@@ -10,6 +10,7 @@ import posixpath
 from dataclasses import dataclass
 
 from streamwatch.analysis.probe import Probe, ProbeError
+from streamwatch.checkpoint.sdp import sdp_flow, superseded
 from streamwatch.errors import ExitCode, StreamwatchError
 
 #: Folders never searched for checkpoints (a table's logs, a checkpoint's own insides).
@@ -26,13 +27,20 @@ class DiscoveryError(StreamwatchError):
 @dataclass(frozen=True, slots=True)
 class Found:
     """A checkpoint: ``url`` (what to open) and ``name`` (display name: ``<pipeline>_<layer>``
-    in a workspace, else the path relative to PATH, or the folder's name)."""
+    in a workspace, ``database.table`` / ``database.table ← flow`` for a Spark Declarative
+    Pipelines flow (:mod:`streamwatch.checkpoint.sdp`), else the path relative to PATH, or the
+    folder's name). ``superseded``: the older generations of the same SDP flow (checkpoints a
+    full refresh replaced), which are not watched."""
 
     url: str
     name: str
+    superseded: tuple[str, ...] = ()
 
 
 def _name(rel: str, url: str) -> str:
+    flow = sdp_flow(url)
+    if flow is not None:
+        return flow.name
     parts = [p for p in rel.replace("\\", "/").split("/") if p]
     if len(parts) >= 3 and parts[-3] == "checkpoints":
         return f"{parts[-2]}_{parts[-1]}"
@@ -82,4 +90,17 @@ def discover(path: str, storage_options: dict | None = None) -> list[Found]:
             raise DiscoveryError(f"{base}: no such folder (or empty)")
     if not found:
         raise DiscoveryError(f"{base}: no checkpoint found (a folder with offsets/ and metadata)")
-    return sorted(found, key=lambda f: f.url)
+    return _newest_generations(found)
+
+
+def _newest_generations(found: list[Found]) -> list[Found]:
+    """``found`` without the SDP flow checkpoints a later full refresh superseded (each kept
+    on its flow's newest one), sorted by location."""
+    old = superseded(f.url for f in found)
+    live = [f for f in found if f.url not in old]
+    out = []
+    for f in live:
+        flow = sdp_flow(f.url)
+        mine = tuple(sorted(o for o in old if flow is not None and (g := sdp_flow(o)) is not None and g.key == flow.key))
+        out.append(Found(f.url, f.name, mine) if mine else f)
+    return sorted(out, key=lambda f: f.url)

@@ -3,7 +3,8 @@ under a folder (local or any fsspec URL) and summarise each in one row.
 
 A checkpoint is a folder holding ``offsets/`` and a ``metadata`` file (what
 ``StreamExecution`` writes first); the search does not descend into one, nor into
-``state/``, ``_spark_metadata/``, ``_delta_log/`` or hidden folders. Folders are listed level by
+``state/``, ``_spark_metadata/``, ``_delta_log/`` or hidden folders (but into a Spark
+Declarative Pipelines storage's ``_checkpoints/``: :mod:`streamwatch.checkpoint.sdp`). Folders are listed level by
 level, ``Storage.concurrency`` listings at a time (object storage is latency-bound), and the
 checkpoints are read the same way.
 
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import AbstractSet, Any, Callable
 
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage, url_of
 from streamwatch.checkpoint.reader import CheckpointError
+from streamwatch.checkpoint.sdp import CHECKPOINTS, sdp_flow, superseded
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import SEVERITY_RANK, Finding, Severity, worst_severity
 
@@ -34,7 +36,9 @@ LOCAL_THREADS = 4
 @dataclass(frozen=True, slots=True)
 class FleetRow:
     """One checkpoint: ``path`` (as given: local path or URL), ``name`` (``pipeline/layer``
-    for a streamwatch workspace's ``checkpoints/<pipeline>/<layer>``, else None),
+    for a streamwatch workspace's ``checkpoints/<pipeline>/<layer>``, ``database.table``
+    or ``database.table ← flow`` for a Spark Declarative Pipelines flow — ``(superseded)``
+    when a later full refresh replaced it — else None),
     ``query_id``, ``latest_batch`` / ``last_committed`` / ``in_flight`` batch ids,
     ``last_commit_ms`` (epoch ms the last ``commits/N`` file was written; None when unknown),
     ``state_bytes`` (None when not measured), ``files`` in state, the ``worst`` severity with its
@@ -82,12 +86,16 @@ def find_checkpoints(storage: Storage, root: str) -> list[str]:
             if names.get("offsets") is True and names.get("metadata") is False:
                 found.append(folder)
                 continue
-            nxt += [storage.join(folder, i.name) for i in items if i.is_dir and i.name not in SKIP and not i.name.startswith((".", "_"))]
+            nxt += [storage.join(folder, i.name) for i in items if i.is_dir and i.name not in SKIP
+                    and (i.name == CHECKPOINTS or not i.name.startswith((".", "_")))]
         level = sorted(nxt)
     return sorted(found)
 
 
-def _name(path: str) -> str | None:
+def _name(path: str, old: AbstractSet[str] = frozenset()) -> str | None:
+    flow = sdp_flow(path)
+    if flow is not None:
+        return flow.name + (" (superseded)" if path in old else "")
     parts = path.rstrip("/").replace("\\", "/").split("/")
     if len(parts) >= 3 and parts[-3] == "checkpoints":
         return f"{parts[-2]}/{parts[-1]}"
@@ -114,10 +122,11 @@ def read_fleet(raw_root: str, *, read: ReadCheckpoint, storage_options: dict[str
     if kind != "dir":
         raise CheckpointError(f"{raw_root}: {'no such file or directory' if kind is None else 'not a directory'}")
     paths = find_checkpoints(storage, root)
+    old = superseded(paths)
 
     def one(path: str) -> FleetRow:
         url = _url(raw_root, root, path)
-        name = _name(path)
+        name = _name(path, old)
         try:
             cp = read(url)
         except CheckpointError as e:
