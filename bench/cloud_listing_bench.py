@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import statistics
 import sys
 import tempfile
@@ -51,29 +52,22 @@ Opened = tuple[Callable[[str], str], Callable[[], dict[str, int]], dict[str, Any
 
 
 @contextlib.contextmanager
-def _azure(trees: dict[str, Path]) -> Iterator[Opened]:
+def _emulated(store: str, trees: dict[str, Path]) -> Iterator[Opened]:
+    """``store`` ``azure`` (Azurite) or ``gcs`` (the GCS emulator), started, with ``trees``
+    uploaded under :data:`BUCKET` and a counting proxy in front."""
     from tests.helpers.azurite import azurite
-    from tests.helpers.cloud import count_kinds, counted_store, store_url
-
-    with azurite() as server:
-        server.create_container(BUCKET)
-        for name, tree in trees.items():
-            server.upload(tree, BUCKET, name)
-        with counted_store("azure", server) as (proxy, options):
-            yield (lambda key: store_url("azure", BUCKET, key)), (lambda: count_kinds("azure", proxy.take())), options
-
-
-@contextlib.contextmanager
-def _gcs(trees: dict[str, Path]) -> Iterator[Opened]:
     from tests.helpers.cloud import count_kinds, counted_store, store_url
     from tests.helpers.gcs_emulator import gcs_emulator
 
-    with gcs_emulator() as server:
-        server.create_bucket(BUCKET)
+    with (azurite() if store == "azure" else gcs_emulator()) as server:
+        if store == "azure":
+            server.create_container(BUCKET)
+        else:
+            server.create_bucket(BUCKET)
         for name, tree in trees.items():
             server.upload(tree, BUCKET, name)
-        with counted_store("gcs", server) as (proxy, options):
-            yield (lambda key: store_url("gcs", BUCKET, key)), (lambda: count_kinds("gcs", proxy.take())), options
+        with counted_store(store, server) as (proxy, options):
+            yield (lambda key: store_url(store, BUCKET, key)), (lambda: count_kinds(store, proxy.take())), options
 
 
 @contextlib.contextmanager
@@ -96,7 +90,7 @@ def _s3(trees: dict[str, Path]) -> Iterator[Opened]:
         yield (lambda key: f"s3://{BUCKET}/{key}"), take, {}
 
 
-STORES = {"azure": _azure, "gcs": _gcs, "s3": _s3}
+STORES = {"azure": functools.partial(_emulated, "azure"), "gcs": functools.partial(_emulated, "gcs"), "s3": _s3}
 
 
 def _key(shape: Shape) -> str:

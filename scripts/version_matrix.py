@@ -26,23 +26,27 @@ Facts per case (``facts.json`` → ``cases[name]``), all from Spark:
 * ``repartition`` (4.2+): what ``streams.repartition`` did (the error class when it failed), and
   what a restart of a copy of the repartitioned checkpoint did (batches run, or its error).
 
-Run ``python scripts/version_matrix.py build`` (all versions) or ``build 4.3.0 3.5.7``.
+The facts are gathered by ``scripts/matrix_facts.py``; this module holds the cases and the
+driver. Run ``python scripts/version_matrix.py build`` (all versions) or ``build 4.3.0 3.5.7``.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
 import subprocess
 import sys
 import traceback
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# RECORDER and _err are re-exported for scripts/restart_matrix.py, norm for the matrix tests' references
+from scripts.matrix_facts import RECORDER, Recorder, _err, metadata_facts, norm, progress_facts, store_facts  # noqa: E402, F401
+
 VERSIONS = ("3.5.7", "4.0.5", "4.1.4", "4.2.0", "4.3.0")
 OUT = ROOT / "tests" / "fixtures" / "matrix"
 VENVS = ROOT / ".matrix"
@@ -71,145 +75,6 @@ def build(versions: list[str]) -> None:
 
 
 # --------------------------------------------------------------------------- write (in a venv)
-
-def norm(v: Any) -> Any:
-    """JSON form of a Spark value: timestamps → epoch µs, structs → dicts, decimals → text,
-    bytes → hex."""
-    if isinstance(v, dt.datetime):
-        return round(v.replace(tzinfo=dt.timezone.utc).timestamp() * 1_000_000) if v.tzinfo is None \
-            else round(v.timestamp() * 1_000_000)
-    if isinstance(v, dt.date):
-        return v.isoformat()
-    if hasattr(v, "asDict"):
-        return {k: norm(x) for k, x in v.asDict().items()}
-    if isinstance(v, dict):
-        return {str(k): norm(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [norm(x) for x in v]
-    if isinstance(v, Decimal):
-        return str(v.normalize())
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).hex()
-    return v
-
-
-class Recorder:
-    """Keeps the progress of every query a case starts (``state_queries.run`` wrapped)."""
-
-    def __init__(self) -> None:
-        self.progress: list[dict[str, Any]] = []
-
-    def wrap(self, Q: Any) -> None:
-        original = Q.run
-
-        def run(df: Any, checkpoint: Path, mode: str = "update") -> Path:
-            q = (df.writeStream.format("noop").outputMode(mode).option("checkpointLocation", str(checkpoint))
-                 .trigger(availableNow=True).start())
-            q.awaitTermination(600)
-            if q.exception() is not None:
-                raise RuntimeError(str(q.exception()))
-            self.progress.extend(_progress(q))
-            df.sparkSession._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
-            return checkpoint
-
-        Q.run = run
-        del original
-
-
-RECORDER = Recorder()
-
-
-def progress_facts(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for p in progress:
-        if "addBatch" not in (p.get("durationMs") or {}):
-            continue
-        out.append({
-            "batchId": p["batchId"],
-            "numInputRows": p.get("numInputRows"),
-            "watermark": (p.get("eventTime") or {}).get("watermark"),
-            "stateOperators": [
-                {k: op.get(k) for k in ("operatorName", "numRowsTotal", "numRowsUpdated", "numRowsRemoved",
-                                         "numShufflePartitions", "numStateStoreInstances")}
-                for op in p.get("stateOperators") or []
-            ],
-        })
-    return out
-
-
-def _err(e: BaseException) -> str:
-    """One line naming the error: the JVM exception's own message for a Py4J error."""
-    java = getattr(e, "java_exception", None)
-    if java is not None:
-        return f"{java.getClass().getName()}: {str(java.getMessage() or '').splitlines()[0]}"[:400]
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"[:400]
-
-
-def _progress(q: Any) -> list[dict[str, Any]]:
-    """The query's progress as JSON dicts (objects with ``.json`` from 4.0, dicts in 3.5)."""
-    return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress]
-
-
-def metadata_facts(spark: Any, cp: Path) -> Any:
-    try:
-        rows = spark.read.format("state-metadata").load(str(cp)).collect()
-    except Exception as e:  # noqa: BLE001 - the error is the fact
-        return {"error": _err(e)}
-    return [norm(r.asDict()) for r in rows]
-
-
-def _rows(spark: Any, cp: Path, opts: dict[str, str]) -> Any:
-    r = spark.read.format("statestore")
-    for k, v in opts.items():
-        r = r.option(k, v)
-    try:
-        rows = r.load(str(cp)).collect()
-    except Exception as e:  # noqa: BLE001 - the error is the fact
-        return {"options": opts, "error": _err(e)}
-    got = sorted((norm(x.asDict()) for x in rows), key=lambda d: json.dumps(d, sort_keys=True))
-    return {"options": opts, "count": len(got), "rows": got}
-
-
-def store_facts(spark: Any, cp: Path, metadata: Any) -> list[Any]:
-    """The statestore source's rows per store, chosen from the operator metadata; joins by
-    side and by store, transformWithState per state variable."""
-    out: list[Any] = []
-    if not isinstance(metadata, list):
-        return out
-    seen: set[tuple[int, str]] = set()
-    for m in metadata:
-        op, store, name = int(m["operatorId"]), str(m["stateStoreName"]), str(m.get("operatorName") or "")
-        if (op, store) in seen:
-            continue
-        seen.add((op, store))
-        base = {"operatorId": str(op)}
-        if "Join" in name:
-            if store.startswith("left-") or store.startswith("right-"):
-                out.append(_rows(spark, cp, {**base, "storeName": store}))
-            continue
-        if "transformWithState" in name:
-            for var in _tws_variables(m):
-                out.append(_rows(spark, cp, {**base, "stateVarName": var}))
-            continue
-        out.append(_rows(spark, cp, {**base, "storeName": store}))
-    for m in metadata:
-        if "Join" in str(m.get("operatorName") or "") and (int(m["operatorId"]), "__sides") not in seen:
-            seen.add((int(m["operatorId"]), "__sides"))
-            for side in ("left", "right"):
-                out.append(_rows(spark, cp, {"operatorId": str(m["operatorId"]), "joinSide": side}))
-    return out
-
-
-def _tws_variables(m: dict[str, Any]) -> list[str]:
-    info = m.get("operatorProperties")
-    try:
-        props = json.loads(info) if isinstance(info, str) else (info or {})
-    except ValueError:
-        return []
-    names = [str(v.get("stateName")) for v in props.get("stateVariables", []) if isinstance(v, dict)]
-    return [n for n in names if not n.startswith("$")]
-
 
 def case_list(version: tuple[int, ...]) -> dict[str, tuple[Callable[..., Path], dict[str, Any]]]:
     from tests.helpers import state_queries as Q
@@ -248,23 +113,6 @@ SINK_NAME = "totals"
 UNNAMED_FALLBACK = True
 
 
-def _named_run(df: Any, checkpoint: Path) -> Path:
-    """Run ``df`` to the end with its sink named (``DataStreamWriter.name``, Scala API only in
-    4.3: commit log v3), failing when this Spark cannot name a sink."""
-    from tests.helpers import state_queries as Q
-
-    w = df.writeStream.format("noop").outputMode("update").option("checkpointLocation", str(checkpoint))
-    w._jwrite = w._jwrite.name(SINK_NAME)
-    q = w.trigger(availableNow=True).start()
-    q.awaitTermination(600)
-    if q.exception() is not None:
-        raise RuntimeError(str(q.exception()))
-    RECORDER.progress.extend(_progress(q))
-    df.sparkSession._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
-    del Q
-    return checkpoint
-
-
 def write_named(spark: Any, root: Path, **_: Any) -> Path:
     """A union of two named JSON file sources (``DataStreamReader.name``, offsets log v2)
     counted by key; the sink named too where this Spark can (commit log v3)."""
@@ -280,7 +128,7 @@ def write_named(spark: Any, root: Path, **_: Any) -> Path:
         db = spark.readStream.schema(Q.EVENT_SCHEMA).option("maxFilesPerTrigger", 1).name("refunds").json(str(b))
         df = da.unionByName(db).groupBy("key").count()
         try:
-            return _named_run(df, root / "cp")
+            return RECORDER.run(df, root / "cp", sink_name=SINK_NAME)
         except Exception:  # noqa: BLE001 - no sink names in this Spark: sources named only
             if not UNNAMED_FALLBACK:
                 raise
@@ -296,7 +144,7 @@ def write_sink_named(spark: Any, root: Path, provider: str, **kw: Any) -> Path:
     src = Q.land_events(root / "in", Q.default_batches(3, 3))
     extra = {"spark.sql.streaming.queryEvolution.enableSinkEvolution": "true"}
     with Q.confs(spark, provider, extra=extra, **kw):
-        return _named_run(Q.stream(spark, src).groupBy("key").count(), root / "cp")
+        return RECORDER.run(Q.stream(spark, src).groupBy("key").count(), root / "cp", sink_name=SINK_NAME)
 
 
 def repartition_facts(spark: Any, out: Path, version: tuple[int, ...], rec: Recorder) -> dict[str, Any]:

@@ -6,16 +6,14 @@ Data flows one way: Spark → :class:`PublishingListener` → :class:`EventBus` 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from pyspark.sql import SparkSession
 
-from streamwatch.analysis.fmt import grace_ran_out
-from streamwatch.backends.base import Backend, Control
+from streamwatch.backends.base import Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
 from streamwatch.feeder import Feeder, LandingBacklog
@@ -25,8 +23,9 @@ from streamwatch.pipeline import Pipeline, Workspace
 from streamwatch.spark.connect import add_listener, connect_session_info, is_connect_session
 from streamwatch.spark.kafka_lag import LagPoller
 from streamwatch.spark.listener import PublishingListener
+from streamwatch.spark.live_controls import LiveControls
 from streamwatch.spark.runner import PipelineRunner, plan_run
-from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, is_one_shot
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun
 from streamwatch.spark.tables import trigger_note
 
 #: unread files of a landing source at which the feeder's schedule holds (about one bronze
@@ -34,7 +33,7 @@ from streamwatch.spark.tables import trigger_note
 PACE_BACKLOG = 10
 
 
-class LiveBackend(Backend):
+class LiveBackend(LiveControls):
     """Everything the dashboard runs in-process, with no textual import: the SparkSession
     (created here unless ``spark`` is given), the listener, the pipeline's queries, and a
     feeder landing data. Model objects go to ``emit`` through a bounded :class:`EventBus`.
@@ -52,7 +51,8 @@ class LiveBackend(Backend):
     ``stop_grace_s`` s) and plans no further batch; a run we stopped arrives as
     ``QueryTerminated(stop_requested=True)``. Queries stopped because the grace ran out (their
     batch stays planned) are named in a warning :class:`RuntimeNotice` (one per stop action)
-    and in :attr:`forced_queries`.
+    and in :attr:`forced_queries`. The controls (start/stop/restart, triggers, landing, results)
+    are :class:`~streamwatch.spark.live_controls.LiveControls`'.
     """
 
     CONTROLS = frozenset(Control)
@@ -255,139 +255,6 @@ class LiveBackend(Backend):
                     pass
             if self._owns_spark:
                 self._spark.stop()
-
-    @contextlib.contextmanager
-    def _noting_forced(self) -> Iterator[None]:
-        """Around a stop: queries the runner stopped meanwhile because the grace ran out are
-        said in one warning notice (and added to :attr:`forced_queries`)."""
-        runner = self.runner
-        before = frozenset(runner.forced_stops) if runner is not None else frozenset()
-        try:
-            yield
-        finally:
-            runner = self.runner
-            if runner is not None and runner.forced_stops - before:
-                names = runner.query_names(runner.forced_stops - before)
-                self.forced_queries += names
-                self.bus.publish(RuntimeNotice("warning", grace_ran_out(names, self.stop_grace_s)))
-
-    # -- controls (optional Backend capabilities the dashboard detects) -------------------------
-    def _runner(self) -> PipelineRunner:
-        if self.runner is None:
-            raise RuntimeError("the pipeline has not started yet")
-        return self.runner
-
-    def _layer(self, query_name: str) -> str:
-        try:
-            return self._layer_of[query_name]
-        except KeyError:
-            raise KeyError(f"unknown query {query_name!r}") from None
-
-    def _is_active(self, query_name: str) -> bool:
-        q = self._runner().query(self._layer(query_name))
-        return q is not None and q.isActive
-
-    def start_query(self, query_name: str) -> None:
-        """Start one query with its trigger (no-op when it runs). Raises ``KeyError`` for an
-        unknown query, ``RuntimeError`` before the pipeline started, and what Spark raises."""
-        with self._lock:
-            if not self._is_active(query_name):
-                with self._noting_forced():
-                    self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
-
-    def stop_query(self, query_name: str) -> None:
-        """Stop one query (its checkpoint stays; start resumes from it)."""
-        with self._lock, self._noting_forced():
-            self._runner().stop_layer(self._layer(query_name), self.stop_grace_s)
-
-    def restart_query(self, query_name: str) -> None:
-        """Stop, then start one query from its checkpoint."""
-        with self._lock, self._noting_forced():
-            self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
-
-    def start_pipeline(self) -> None:
-        """Start every query that is not running: those with a one-shot trigger in DAG order
-        (each after its upstream layers finished), the others at once, upstream first."""
-        idle = [q.query_name for q in self.plan.queries if not self._is_active(q.query_name)]
-        for trigger in dict.fromkeys(self.triggers[n] for n in idle):
-            names = [n for n in idle if self.triggers[n] == trigger]
-            if is_one_shot(trigger):
-                self._run_ordered(names, trigger)
-            else:
-                for name in names:
-                    self.start_query(name)
-
-    def stop_pipeline(self) -> None:
-        """Stop every query, downstream first (queued one-shot layers will not start)."""
-        with self._lock:
-            for run in self._ordered:
-                run.cancel()
-            if self.runner and self.runner.ordered:
-                self.runner.ordered.cancel()
-        for q in reversed(self.plan.queries):
-            self.stop_query(q.query_name)
-
-    def _run_ordered(self, names: list[str], trigger: str) -> OrderedRun:
-        runner = self._runner()
-        layers = [self._layer(n) for n in names]
-        with self._lock:
-            for old in [*self._ordered, *([runner.ordered] if runner.ordered else [])]:
-                old.cancel()  # its queued layers are superseded by this run
-            with self._noting_forced():
-                for name in reversed(layers):  # a restart: stop downstream first
-                    runner.stop_layer(name, self.stop_grace_s)
-            run = OrderedRun(runner, layers, trigger, self.bus.publish, self._lock)
-            self._ordered.append(run)
-        return run.start()
-
-    def restart_pipeline(self) -> None:
-        self.stop_pipeline()
-        self.start_pipeline()
-
-    def land(self, count: int = 1, source: str | None = None) -> list:
-        """Land ``count`` more files now into ``source`` (default: every landing source);
-        returns the landed paths ([] when the data set is exhausted). ``KeyError`` for an
-        unknown source."""
-        if not self.factories:
-            raise RuntimeError("the pipeline has not started yet")
-        names = [source] if source else list(self.factories)
-        landed: list = []
-        for name in names:
-            if name not in self.factories:
-                raise KeyError(f"unknown source {name!r}; known: {', '.join(self.factories)}")
-            landed += self.factories[name].land(count)
-        return landed
-
-    def set_trigger(self, trigger: str, query_name: str | None = None) -> None:
-        """Restart ``query_name`` (or every query) with a new trigger spec. Raises
-        ``ValueError`` for a bad spec (nothing is restarted then)."""
-        from streamwatch.spark.tables import trigger_kwargs
-
-        trigger_kwargs(trigger)
-        names = [query_name] if query_name else [q.query_name for q in self.plan.queries]
-        for name in names:
-            self._layer(name)
-        for name in names:
-            self.triggers[name] = trigger
-        if is_one_shot(trigger):
-            self._run_ordered(names, trigger)
-            return
-        for name in names:
-            with self._lock, self._noting_forced():
-                self._runner().start_layer(self._layer(name), trigger)
-
-    def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple]]:
-        """Current rows of a query's output table (memory sink: its in-memory table):
-        (column names, up to ``limit`` rows)."""
-        runner = self._runner()
-        layer = self.pipeline.layer(self._layer(query_name)) if hasattr(self.pipeline, "layer") else next(
-            la for la in self.pipeline.layers if la.name == self._layer(query_name))
-        if getattr(layer, "sink", None) == "memory":
-            df = runner.spark.table(query_name)
-        else:
-            df = runner.tables.read(layer.table)
-        rows = df.limit(limit).collect()
-        return list(df.columns), [tuple(r) for r in rows]
 
 
 class _LockedFactory:

@@ -10,32 +10,38 @@ there — so the same tree, uploaded, reads like the local copy.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any, Callable, Iterator
+
 import pytest
 
-
-@pytest.fixture(scope="session")
-def azurite_server():
-    """Azurite's blob service for the session (:mod:`tests.helpers.azurite`); skips, saying
-    why, where node/npm or the package are unavailable."""
-    pytest.importorskip("adlfs", reason="adlfs not installed (pip install -e '.[test]')")
-    from tests.helpers.azurite import AzuriteUnavailable, azurite
-
-    try:
-        with azurite() as server:
-            yield server
-    except AzuriteUnavailable as e:
-        pytest.skip(str(e))
+from tests.helpers.azurite import AzuriteUnavailable, azurite
+from tests.helpers.gcs_emulator import EmulatorUnavailable, gcs_emulator
 
 
-@pytest.fixture(scope="session")
-def gcs_server():
-    """gcp-storage-emulator for the session (:mod:`tests.helpers.gcs_emulator`); skips, saying
-    why, without the package or gcsfs."""
-    pytest.importorskip("gcsfs", reason="gcsfs not installed (pip install -e '.[test]')")
-    from tests.helpers.gcs_emulator import EmulatorUnavailable, gcs_emulator
+def _session_server(name: str, client: str, serve: Callable[[], contextlib.AbstractContextManager[Any]],
+                    unavailable: type[Exception], doc: str) -> Any:
+    """A session fixture called ``name``: the server ``serve()`` yields, for the whole session;
+    skips, saying why, when the fsspec ``client`` package is missing or ``serve`` raises
+    ``unavailable``."""
 
-    try:
-        with gcs_emulator() as server:
-            yield server
-    except EmulatorUnavailable as e:
-        pytest.skip(str(e))
+    def fixture() -> Iterator[Any]:
+        pytest.importorskip(client, reason=f"{client} not installed (pip install -e '.[test]')")
+        try:
+            with serve() as server:
+                yield server
+        except unavailable as e:
+            pytest.skip(str(e))
+
+    fixture.__doc__ = doc
+    return pytest.fixture(scope="session", name=name)(fixture)
+
+
+azurite_server = _session_server(
+    "azurite_server", "adlfs", azurite, AzuriteUnavailable,
+    "Azurite's blob service for the session (:mod:`tests.helpers.azurite`); skips, saying why, where node/npm or "
+    "the package are unavailable.")
+gcs_server = _session_server(
+    "gcs_server", "gcsfs", gcs_emulator, EmulatorUnavailable,
+    "gcp-storage-emulator for the session (:mod:`tests.helpers.gcs_emulator`); skips, saying why, without the "
+    "package or gcsfs.")

@@ -19,16 +19,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+
+from tests.helpers.cloud import loopback_server
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where ``npm install`` puts Azurite (git-ignored ``.tools/``), shared by every checkout run.
@@ -105,41 +103,6 @@ def _install() -> Path:
     return exe
 
 
-def free_port() -> int:
-    """A TCP port nothing listens on at this moment (bound and released on 127.0.0.1)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_http(url: str, proc: subprocess.Popen[bytes] | None, deadline_s: float, log: Path | None = None) -> None:
-    """Poll ``url`` until it answers with any HTTP status (the server is up), or raise
-    RuntimeError when ``proc`` exits first or ``deadline_s`` seconds pass (with the log's tail)."""
-    end = time.monotonic() + deadline_s
-    delay = 0.02
-    while True:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode} before answering {url}: {_tail(log)}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return  # an HTTP answer, even 4xx: it is serving
-        except OSError:
-            pass
-        if time.monotonic() > end:
-            raise RuntimeError(f"no answer from {url} within {deadline_s:.0f} s: {_tail(log)}")
-        time.sleep(delay)  # a poll interval, not a wait for readiness: the loop checks the port
-        delay = min(delay * 2, 0.25)
-
-
-def _tail(log: Path | None) -> str:
-    if log is None or not log.is_file():
-        return "(no log)"
-    lines = log.read_text(errors="replace").strip().splitlines()
-    return " | ".join(lines[-5:]) or "(empty log)"
-
-
 @dataclass(frozen=True)
 class Azurite:
     """A running Azurite blob service: ``blob_endpoint`` (``http://127.0.0.1:<port>/
@@ -191,25 +154,10 @@ def azurite() -> Iterator[Azurite]:
     with a deadline), yield it, and stop it. Raises :class:`AzuriteUnavailable` when it cannot
     be installed or started."""
     command = azurite_command()
-    with tempfile.TemporaryDirectory(prefix="sw-azurite-") as work:
-        log = Path(work) / "azurite.log"
-        port = free_port()
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [*command, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
-                 "--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent"],
-                cwd=work, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        try:
-            endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
-            try:
-                wait_http(f"{endpoint}?comp=list", proc, START_TIMEOUT_S, log)
-            except RuntimeError as e:
-                raise AzuriteUnavailable(f"Azurite did not start: {e}") from None
-            yield Azurite(endpoint)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+
+    def argv(port: int) -> list[str]:
+        return [*command, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
+                "--disableTelemetry", "--skipApiVersionCheck", "--loose", "--silent"]
+
+    with loopback_server("Azurite", argv, f"/{ACCOUNT}?comp=list", START_TIMEOUT_S, AzuriteUnavailable) as base:
+        yield Azurite(f"{base}/{ACCOUNT}")

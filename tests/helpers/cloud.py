@@ -1,5 +1,6 @@
-"""What the cloud tests (tests/cloud) and bench/cloud_listing_bench.py share: the tree they
-upload — real Spark checkpoints laid out as a streamwatch workspace whose source logs name
+"""What the cloud tests (tests/cloud) and bench/cloud_listing_bench.py share: the emulator
+process run on loopback (:func:`loopback_server`, for Azurite and the GCS emulator), the tree
+they upload — real Spark checkpoints laid out as a streamwatch workspace whose source logs name
 their input files on the store under test —, the CLI run as a user runs it, and requests to
 Azurite / the GCS emulator counted on the wire (a proxy in front) and told apart by kind."""
 
@@ -9,11 +10,16 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -25,6 +31,72 @@ CHECKPOINTS = {("agg", "rocks"): ("agg_rocks_cl", ("in",)), ("join", "plain"): (
 STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 #: Batches kept in the older snapshot of agg/rocks (``old/agg``) that ``diff`` compares with.
 OLD_UPTO = 3
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at this moment (bound and released on 127.0.0.1)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes] | None, deadline_s: float, log: Path | None = None) -> None:
+    """Poll ``url`` until it answers with any HTTP status (the server is up), or raise
+    RuntimeError when ``proc`` exits first or ``deadline_s`` seconds pass (with the log's tail)."""
+    end = time.monotonic() + deadline_s
+    delay = 0.02
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before answering {url}: {_tail(log)}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # an HTTP answer, even 4xx: it is serving
+        except OSError:
+            pass
+        if time.monotonic() > end:
+            raise RuntimeError(f"no answer from {url} within {deadline_s:.0f} s: {_tail(log)}")
+        time.sleep(delay)  # a poll interval, not a wait for readiness: the loop checks the port
+        delay = min(delay * 2, 0.25)
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.is_file():
+        return "(no log)"
+    lines = log.read_text(errors="replace").strip().splitlines()
+    return " | ".join(lines[-5:]) or "(empty log)"
+
+
+@contextlib.contextmanager
+def loopback_server(name: str, argv: Callable[[int], list[str]], ready: str, deadline_s: float,
+                    unavailable: Callable[[str], Exception]) -> Iterator[str]:
+    """Run ``argv(port)`` — a server told to listen on ``127.0.0.1:port``, a free port — in a
+    fresh temporary folder (``sw-<name>-…``: its working directory, its output in a log
+    there), poll ``http://127.0.0.1:<port><ready>`` until it answers (:func:`wait_http`, within
+    ``deadline_s`` seconds), yield ``http://127.0.0.1:<port>``, and terminate it on the way out
+    (killed when it has not exited 10 s later). Raises ``unavailable("<name> did not start:
+    <why>")`` when the process exits or stays silent before answering."""
+    with tempfile.TemporaryDirectory(prefix=f"sw-{name}-") as work:
+        log = Path(work) / f"{name}.log"
+        port = free_port()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(argv(port), cwd=work, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            try:
+                wait_http(f"{base}{ready}", proc, deadline_s, log)
+            except RuntimeError as e:
+                raise unavailable(f"{name} did not start: {e}") from None
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
 
 
 @dataclass

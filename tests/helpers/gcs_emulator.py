@@ -6,14 +6,12 @@ extra) started as its own process on a free loopback port, reached by gcsfs thro
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from tests.helpers.azurite import free_port, wait_http
+from tests.helpers.cloud import loopback_server
 
 START_TIMEOUT_S = 60
 #: Where google-auth looks for the GCE metadata server, sent to a closed loopback port: were
@@ -87,24 +85,10 @@ def gcs_emulator() -> Iterator[GcsEmulator]:
         import gcp_storage_emulator  # noqa: F401 - only whether it is installed
     except ImportError:
         raise EmulatorUnavailable("gcp-storage-emulator not installed (pip install -e '.[test]')") from None
-    with tempfile.TemporaryDirectory(prefix="sw-gcs-") as work:
-        log = Path(work) / "emulator.log"
-        port = free_port()
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", _LAUNCH, "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory", "--quiet"],
-                cwd=work, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        try:
-            endpoint = f"http://127.0.0.1:{port}"
-            try:
-                wait_http(f"{endpoint}/storage/v1/b", proc, START_TIMEOUT_S, log)
-            except RuntimeError as e:
-                raise EmulatorUnavailable(f"gcp-storage-emulator did not start: {e}") from None
-            yield GcsEmulator(endpoint)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
+
+    def argv(port: int) -> list[str]:
+        return [sys.executable, "-c", _LAUNCH, "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory",
+                "--quiet"]
+
+    with loopback_server("gcp-storage-emulator", argv, "/storage/v1/b", START_TIMEOUT_S, EmulatorUnavailable) as base:
+        yield GcsEmulator(base)

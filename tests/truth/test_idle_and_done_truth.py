@@ -24,24 +24,14 @@ from pathlib import Path
 import pytest
 
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.analysis.diagnosis import CheckpointHead
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.runtime import QueryPlan, RunPlan
+from tests.helpers.checkpoint_files import batch_ids as _ids
+from tests.helpers.checkpoint_files import head_of as _head
 
 pytestmark = pytest.mark.spark
 STREAMWATCH = str(Path(sys.executable).parent / "streamwatch")
 NAME = "idle_truth"
-
-
-def _ids(folder: Path) -> list[int]:
-    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.exists() else []
-
-
-def _head(cp: Path) -> CheckpointHead:
-    offsets, commits = _ids(cp / "offsets"), _ids(cp / "commits")
-    ts = json.loads((cp / "offsets" / str(offsets[-1])).read_text().splitlines()[1])["batchTimestampMs"] \
-        if offsets else None
-    return CheckpointHead(offsets[-1] if offsets else None, commits[-1] if commits else None, ts)
 
 
 def _land(folder: Path, n: int, start: int) -> None:

@@ -20,25 +20,14 @@ from pathlib import Path
 import pytest
 
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis
+from streamwatch.analysis.diagnosis import Diagnosis
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.runtime import QueryPlan, RunPlan
+from tests.helpers.checkpoint_files import batch_ids as _ids
+from tests.helpers.checkpoint_files import head_of
 
 pytestmark = pytest.mark.spark
 NAME = "liveness"
-
-
-def _ids(folder: Path) -> list[int]:
-    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.exists() else []
-
-
-def head_of(cp: Path) -> CheckpointHead:
-    """The checkpoint's latest planned and committed batch, read from its files."""
-    offsets, commits = _ids(cp / "offsets"), _ids(cp / "commits")
-    ts = None
-    if offsets:
-        ts = json.loads((cp / "offsets" / str(offsets[-1])).read_text().splitlines()[1])["batchTimestampMs"]
-    return CheckpointHead(offsets[-1] if offsets else None, commits[-1] if commits else None, ts)
 
 
 class Gate:

@@ -59,13 +59,18 @@ def header_line(app) -> str:
 # -- the queries table ------------------------------------------------------------------------
 
 
+async def queries_table(pilot, app):
+    """The queries table, once the screen shows the model (:func:`drawn`)."""
+    await drawn(pilot, app)
+    return app.query_one("#query-table")
+
+
 @size_ids
 def test_every_query_column_is_reached_with_the_arrow_keys(make_app, size):
     app = make_app()
 
     async def scenario(pilot):
-        await drawn(pilot, app)
-        table = app.query_one("#query-table")
+        table = await queries_table(pilot, app)
         first = header_line(app)
         # the compact set is on screen at once, at 80 columns too
         for column in ("query", "status", "diagnosis", "batch", "input rows/s", "backlog", "trigger"):
@@ -93,14 +98,12 @@ def test_diagnosis_is_cut_with_an_ellipsis_and_whole_in_the_detail(make_app, siz
     app = make_app()
 
     async def scenario(pilot):
-        await drawn(pilot, app)
-        table = app.query_one("#query-table")
+        table = await queries_table(pilot, app)
         shown = str(table.get_cell("flights_gold", "diagnosis"))
         full = app.model.diagnoses["flights_gold"].text
         assert shown.endswith("…") and full.startswith(shown[:-1]) and len(shown) < len(full)
         assert shown.startswith("failed in")
-        await pilot.press("down", "down", "enter")
-        await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+        await enter_gold(pilot, app)
         await drawn(pilot, app)
         assert full[:size[0] - 30] in screen_text(app).replace("\n", "")
 
@@ -122,9 +125,15 @@ SECTIONS = {
 }
 
 
-async def open_gold(pilot, app) -> None:
+async def enter_gold(pilot, app) -> None:
+    """From the queries table: down to flights_gold (the third row), enter — its detail tab."""
     await pilot.press("down", "down", "enter")
     await wait_for(pilot, lambda: app.active_tab == "detail", "the detail tab")
+
+
+async def open_gold(pilot, app) -> None:
+    """flights_gold's detail tab, its charts drawn."""
+    await enter_gold(pilot, app)
     await wait_for(pilot, lambda: not app.query_one("#detail-view").charts_pending, "the charts")
     await drawn(pilot, app)
 
@@ -147,6 +156,15 @@ def test_every_detail_section_is_reached_with_keys(make_app, size, key):
     run_app(app, scenario, size=size)
 
 
+async def focus_tab_row(pilot, app) -> None:
+    """shift+tab until the tab row has the focus (a few presses at most)."""
+    for _ in range(5):
+        if isinstance(app.focused, Tabs):
+            break
+        await pilot.press("shift+tab")
+    assert isinstance(app.focused, Tabs)
+
+
 @size_ids
 def test_end_home_and_pageup_in_the_detail_also_from_the_tab_row(make_app, size):
     app = make_app()
@@ -154,11 +172,7 @@ def test_end_home_and_pageup_in_the_detail_also_from_the_tab_row(make_app, size)
     async def scenario(pilot):
         await open_gold(pilot, app)
         view = app.query_one("#detail-view")
-        for _ in range(5):  # tab/shift+tab onto the tab row
-            if isinstance(app.focused, Tabs):
-                break
-            await pilot.press("shift+tab")
-        assert isinstance(app.focused, Tabs)
+        await focus_tab_row(pilot, app)
         await pilot.press("end")
         await drawn(pilot, app)
         assert "sink FileSink" in screen_text(app) and "stateStoreSave" in screen_text(app)
@@ -167,8 +181,7 @@ def test_end_home_and_pageup_in_the_detail_also_from_the_tab_row(make_app, size)
         await drawn(pilot, app)
         assert view.scroll_offset.y == 0 and "output mode append" in screen_text(app)
         # the tab row again, then pgdn: the tab scrolls (it had the focus given back)
-        while not isinstance(app.focused, Tabs):
-            await pilot.press("shift+tab")
+        await focus_tab_row(pilot, app)
         await pilot.press("pagedown")
         await drawn(pilot, app)
         assert view.scroll_offset.y > 0 or view.max_scroll_y == 0

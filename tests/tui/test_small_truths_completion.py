@@ -45,14 +45,24 @@ def _app(names):
                           clock=lambda: 1_767_261_600_000)
 
 
-def test_tab_completes_the_shared_prefix_then_lists_then_cycles():
+def run_on_six(scenario) -> None:
+    """Run ``scenario(pilot, app)`` in the app showing the :data:`SIX` queries."""
     app = _app(SIX)
+    run_app(app, lambda pilot: scenario(pilot, app))
 
-    async def scenario(pilot):
+
+async def typed(pilot, app, opener: str, text: str):
+    """Open the command line (``opener`` ``colon``) or the filter line (``slash``) and type
+    ``text`` into it: the line's widget."""
+    await pilot.press(opener, *text)
+    return app.query_one("#cmdline")
+
+
+def test_tab_completes_the_shared_prefix_then_lists_then_cycles():
+    async def scenario(pilot, app):
         shown = list(app.model.board.rows)  # the independent account: the queries on screen
         assert sorted(shown) == sorted(SIX)
-        await pilot.press("colon", *"restart fl")
-        line = app.query_one("#cmdline")
+        line = await typed(pilot, app, "colon", "restart fl")
         await wait_for(pilot, lambda: line._suggestion == "restart flights_", "the greyed prefix")
         await pilot.press("tab")
         assert line.value == "restart flights_", "tab completes to the prefix all six share, not the first"
@@ -73,15 +83,12 @@ def test_tab_completes_the_shared_prefix_then_lists_then_cycles():
         assert line.value == "restart flights_silver "
         await pilot.press("escape")
 
-    run_app(app, scenario)
+    run_on_six(scenario)
 
 
 def test_a_unique_completion_is_taken_whole_with_a_space():
-    app = _app(SIX)
-
-    async def scenario(pilot):
-        await pilot.press("colon", *"restart flights_w")
-        line = app.query_one("#cmdline")
+    async def scenario(pilot, app):
+        line = await typed(pilot, app, "colon", "restart flights_w")
         await pilot.press("tab")
         assert line.value == "restart flights_weather "
         await pilot.press("escape")
@@ -89,19 +96,16 @@ def test_a_unique_completion_is_taken_whole_with_a_space():
         assert line.value == "checkpoint "
         await pilot.press("escape")
 
-    run_app(app, scenario)
+    run_on_six(scenario)
 
 
 def test_the_filter_line_completes_nothing():
-    app = _app(SIX)
-
-    async def scenario(pilot):
-        await pilot.press("slash", *"resta")
-        line = app.query_one("#cmdline")
+    async def scenario(pilot, app):
+        line = await typed(pilot, app, "slash", "resta")
         await pilot.pause()
         assert line.mode == "filter" and line._suggestion == ""
         await pilot.press("tab")
         assert line.value == "resta"
         await pilot.press("escape")
 
-    run_app(app, scenario)
+    run_on_six(scenario)
