@@ -24,18 +24,21 @@ Examples:
   streamwatch state CP --json | jq '.tables[0].partitions'
   streamwatch state CP --var seen                   a transformWithState list state
   streamwatch state CP --var timers                 its registered timers
+  streamwatch state CP --key '{"key": "user42"}'   one key's value (reads one partition)
+  streamwatch state CP --key '{"key": "k1", "window": {"start": "2026-01-01T00:00:00Z",
+      "end": "2026-01-01T00:00:10Z"}}' --from-batch 0 --to-batch 9   its changes per batch
   streamwatch state CP --audit                      bounded or growing, per operator
   streamwatch state CP --audit --recording events.jsonl   …with numRowsRemoved per batch
 
+Timestamps print as UTC text, windows as start – end. Nothing is ever
+written under CHECKPOINT (RocksDB stores are rebuilt in a temporary folder).
+
 \b
-Timestamps print as UTC text, windows as start – end. Exit status: 0 ok,
-1 nothing to show (a stateless query, or no batch committed yet: --json
-prints "tables": [] and a "note"), or with --audit some state grows, is
-skewed or lags its snapshots, 2 usage, 4 unreadable (no such
-checkpoint/operator/store/variable/batch, a schema or encoding that cannot
-be read, a state file that is missing or corrupt, entries that do not
-decode: those are never shown as rows). Nothing is ever written under
-CHECKPOINT (RocksDB stores are rebuilt in a temporary folder).
+Exit codes:
+  0  rows shown
+  1  nothing to show (a stateless query, or no batch committed yet: --json prints "tables": [] and a "note"); with --audit: some state grows, is skewed or lags its snapshots
+  2  bad option (a --key that does not fit the key schema, options that do not go together)
+  4  unreadable: no such checkpoint/operator/store/variable/batch, a schema or encoding that cannot be read, a state file missing or corrupt, entries that do not decode (never shown as rows)
 """
 
 #: ``state`` on a checkpoint that reads but holds no state to show (a stateless query, or no
@@ -47,18 +50,46 @@ def _leaf(col: str) -> str:
     return col.rsplit(".", 1)[-1]
 
 
-def _table_doc(t) -> dict:
-    names = [c.name for c in t.columns]
-    return {
-        "operator": t.operator_id, "operator_name": t.operator_name, "store": t.store, "variable": t.variable,
-        "provider": t.provider, "encoding": t.encoding, "batch_id": t.batch_id, "version": t.version,
-        "columns": [{"name": c.name, "type": c.type} for c in t.columns],
-        "rows": [[jsonable(v, _leaf(n)) for n, v in zip(names, r)] for r in t.rows],
-        "total_rows": t.total_rows,
-        "partitions": [{"partition": p.partition, "store": p.store, "rows": p.rows, "file_bytes": p.file_bytes,
-                        "snapshot": p.snapshot, "replayed": list(p.replayed), "error": p.error} for p in t.partitions],
-        "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in t.findings],
-    }
+def _write_json_stream(out, checkpoint: str, streams) -> None:
+    """The ``--json`` document (schema ``streamwatch.state/1``: per table its operator, store,
+    variable, provider, encoding, batch, version, columns, ``rows``, ``total_rows``,
+    ``partitions``, ``findings``) of :class:`~streamwatch.state.scan.StateStream` tables,
+    written to the binary stream ``out`` as rows are decoded (one row a line): the totals,
+    partitions and findings after ``rows`` are known once every row is read."""
+    import orjson
+
+    out.write(b'{\n  "schema": "streamwatch.state/1",\n  "checkpoint": ' + orjson.dumps(checkpoint) + b',\n  "tables": [')
+    for i, t in enumerate(streams):
+        names = [c.name for c in t.columns]
+        leaves = [_leaf(n) for n in names]
+        head = {"operator": t.operator_id, "operator_name": t.operator_name, "store": t.store, "variable": t.variable,
+                "provider": t.provider, "encoding": t.encoding, "batch_id": t.batch_id, "version": t.version,
+                "columns": [{"name": c.name, "type": c.type} for c in t.columns]}
+        out.write((b",\n    " if i else b"\n    ") + orjson.dumps(head)[:-1] + b',\n    "rows": [')
+        sep = b"\n      "
+        for r in t.rows:
+            out.write(sep + orjson.dumps([jsonable(v, n) for n, v in zip(leaves, r)]))
+            sep = b",\n      "
+        st = t.stats
+        tail = {"total_rows": st.total,
+                "partitions": [{"partition": p.partition, "store": p.store, "rows": p.rows, "file_bytes": p.file_bytes,
+                                "snapshot": p.snapshot, "replayed": list(p.replayed), "error": p.error} for p in st.sizes],
+                "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path}
+                             for f in st.findings]}
+        out.write(b"\n    ],\n    " + orjson.dumps(tail)[1:])
+    out.write(b"\n  ]\n}\n")
+    out.flush()
+
+
+def _write_csv_stream(t) -> None:
+    """One :class:`~streamwatch.state.scan.StateStream` as CSV on stdout, rows written as they
+    are decoded (header: column names; values as display text)."""
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow([c.name for c in t.columns])
+    names = [_leaf(c.name) for c in t.columns]
+    for r in t.rows:
+        w.writerow([text(v, n) for n, v in zip(names, r)])
+    sys.stdout.flush()
 
 
 def _nothing_to_show(checkpoint: str, batch: int | None) -> str | None:
@@ -190,10 +221,17 @@ def _run_audit(checkpoint: str, recording: str | None, operator: int | None, as_
 @click.option("--audit", is_flag=True, help="Bounded or growing state per operator (slopes, skew, restart cost).")
 @click.option("--recording", type=str, default=None, metavar="FILE",
               help="With --audit: the query's recording (JSONL) or Spark event log, for numRowsRemoved per batch.")
+@click.option("--key", "key", type=str, default=None, metavar="JSON",
+              help="One state key, as JSON by key column: its value, read from the one partition Spark placed it in.")
+@click.option("--from-batch", "from_batch", type=click.IntRange(min=0), default=None, metavar="A",
+              help="With --key: the key's changes (update/delete, with the watermark) from batch A…")
+@click.option("--to-batch", "to_batch", type=click.IntRange(min=0), default=None, metavar="B",
+              help="…to batch B (default: the last committed batch).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.state/1).")
 @click.option("--csv", "as_csv", is_flag=True, help="CSV of one table (pick it with --operator/--store); all rows unless --limit.")
 def state(checkpoint: str, operator: int | None, store: str | None, batch: int | None, partition: int | None,
-          limit: int, var: str | None, audit: bool, recording: str | None, as_json: bool, as_csv: bool) -> None:
+          limit: int, var: str | None, audit: bool, recording: str | None, key: str | None, from_batch: int | None,
+          to_batch: int | None, as_json: bool, as_csv: bool) -> None:
     """Show the rows in CHECKPOINT's state stores as of a batch, without a JVM.
 
     Decodes HDFS-backed stores (snapshot + deltas) and RocksDB stores (zip +
@@ -210,6 +248,7 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
     numRowsRemoved per batch: rows that rise while nothing is removed grow).
     """
     from streamwatch.state import StateReadError, read_state
+    from streamwatch.state.reader import stream_state
 
     if as_json and as_csv:
         click.echo("streamwatch state: use --json or --csv, not both", err=True)
@@ -219,12 +258,24 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
         sys.exit(ExitCode.USAGE)
     if audit:
         sys.exit(_run_audit(checkpoint, recording, operator, as_json))
+    if key is not None or from_batch is not None or to_batch is not None:
+        from streamwatch.cli.state_key_cmd import run_key
+
+        if key is None or as_csv or (batch is not None and (from_batch is not None or to_batch is not None)) \
+                or store not in (None, "default") or partition is not None or var is not None:
+            click.echo("streamwatch state: --from-batch/--to-batch go with --key (not with --batch); --key reads the "
+                       "default store of one --operator, its partition from the key (no --store/--partition/--var/--csv)",
+                       err=True)
+            sys.exit(ExitCode.USAGE)
+        sys.exit(run_key(checkpoint, key, operator, batch, from_batch, to_batch, as_json))
     ctx = click.get_current_context()
     if as_csv and ctx.get_parameter_source("limit") == click.core.ParameterSource.DEFAULT:
         limit = 0
     try:
-        tables = read_state(checkpoint, operator=operator, store=store, batch=batch, partition=partition,
-                            limit=limit or None, var=var)
+        # --json and --csv write rows as they are decoded (constant memory with --limit 0)
+        reader = stream_state if as_json or as_csv else read_state
+        tables = reader(checkpoint, operator=operator, store=store, batch=batch, partition=partition,
+                        limit=limit or None, var=var)
     except StateReadError as e:
         nothing = _nothing_to_show(checkpoint, batch)
         if nothing is None:
@@ -247,22 +298,21 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
                           for t in tables)
         click.echo(f"streamwatch state: --csv writes one table; pick one of: {which}", err=True)
         sys.exit(ExitCode.USAGE)
-    if as_json:
-        import orjson
-
-        doc = {"schema": "streamwatch.state/1", "checkpoint": checkpoint, "tables": [_table_doc(t) for t in tables]}
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-        sys.stdout.flush()
-    elif as_csv:
-        t = tables[0]
-        w = csv.writer(sys.stdout, lineterminator="\n")
-        w.writerow([c.name for c in t.columns])
-        names = [_leaf(c.name) for c in t.columns]
-        for r in t.rows:
-            w.writerow([text(v, n) for n, v in zip(names, r)])
+    if as_json or as_csv:
+        try:
+            if as_json:
+                sys.stdout.flush()
+                _write_json_stream(sys.stdout.buffer, checkpoint, tables)
+            else:
+                _write_csv_stream(tables[0])
+        except Exception as e:  # noqa: BLE001 - rows are decoded while written: never a traceback
+            click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
+            sys.exit(ExitCode.UNREADABLE)
+        found = [f for t in tables for f in t.stats.findings]
     else:
         _print_tables(tables)
-    bad = [f for t in tables for f in t.findings if f.severity == "error"]
+        found = [f for t in tables for f in t.findings]
+    bad = [f for f in found if f.severity == "error"]
     for f in bad:
         click.echo(f"streamwatch state: {f.code}: {f.message}", err=True)
     sys.exit(ExitCode.UNREADABLE if bad else ExitCode.OK)

@@ -14,11 +14,14 @@ from a plain one. Errors: :class:`~streamwatch.state.unsaferow.RowError` (one li
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from streamwatch.state.schema import ColumnFamilySchema
 from streamwatch.state.types import StructType
 from streamwatch.state.unsaferow import RowError, compile_row
+
+if TYPE_CHECKING:
+    import numpy as np
 
 RowDecoder = Callable[[bytes], tuple[Any, ...]]
 
@@ -74,3 +77,33 @@ def decoders(cf: ColumnFamilySchema, provider: str) -> tuple[RowDecoder, RowDeco
     else:
         key = _versioned(cf.key)
     return key, _versioned(cf.value)
+
+
+#: (keys, values) → (one value list per column: key fields then value fields, entries decoded)
+BatchDecoder = Callable[[list[bytes], list[bytes]], "tuple[list[list[Any]], np.ndarray]"]
+
+
+def batch_rows(cf: ColumnFamilySchema, provider: str, drop_key_tail: int = 0) -> BatchDecoder | None:
+    """The column-wise decoder (:mod:`streamwatch.state.columnar`) of many entries of one
+    store/column family: the values :func:`decoders` gives, key fields (without the last
+    ``drop_key_tail``) then value fields, one list per column; entries flagged False are left
+    to :func:`decoders` (which raises their error). None when a type (or a prefix-scan key) is
+    not decoded column-wise. May raise :class:`~streamwatch.state.columnar.BatchError`."""
+    if provider == "rocksdb" and cf.encoder == "prefixScan" and cf.prefix_cols > 0:
+        return None
+    from streamwatch.state.columnar import compile_batch  # numpy: only where rows are decoded
+
+    versioned = provider == "rocksdb"
+    keys = compile_batch(cf.key, versioned=versioned)
+    values = compile_batch(cf.value, versioned=versioned)
+    if keys is None or values is None:
+        return None
+    n_keys = len(cf.key.fields) - drop_key_tail
+    if n_keys + len(cf.value.fields) == 0:
+        return None  # no column to zip the rows from
+
+    def decode(ks: list[bytes], vs: list[bytes]) -> tuple[list[list[Any]], np.ndarray]:
+        kcols, kok = keys(ks)
+        vcols, vok = values(vs)
+        return kcols[:n_keys] + vcols, kok & vok
+    return decode

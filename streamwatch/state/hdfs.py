@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from streamwatch.checkpoint.fs import Storage
-from streamwatch.state.records import DELETE, StateFileError, read_records
+from streamwatch.state.records import StateFileError, apply_records
 
 _FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot)$")
 
@@ -55,11 +55,7 @@ def apply_file(storage: Storage, folder: str, name: str, codec: str, rows: dict[
     """Apply the records of state file ``name`` in ``folder`` to ``rows`` (puts and deletes).
     Raises :class:`StateFileError` or ``OSError``."""
     data = storage.read(storage.join(folder, name))
-    for rec in read_records(io.BytesIO(data), codec, name):
-        if rec.op == DELETE:
-            rows.pop(rec.key, None)
-        else:
-            rows[rec.key] = rec.value  # type: ignore[assignment]
+    apply_records(io.BytesIO(data), codec, name, rows)
 
 
 def load(storage: Storage, folder: str, version: int, codec: str = "lz4",

@@ -40,11 +40,11 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any, Callable
 
-from streamwatch.model.findings import Finding
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
-from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
+from streamwatch.state.model import Column, StateReadError, StateTable
 from streamwatch.state.records import StateFileError
+from streamwatch.state.scan import ScanSpec, ScanStats, StateStream, scan_rows
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
 from streamwatch.state.types import Field, StructType
 from streamwatch.state.unsaferow import RowError, compile_row
@@ -171,13 +171,14 @@ def _columns(keys: tuple[Field, ...], values: tuple[Field, ...]) -> tuple[Column
             + (Column("partition_id", "int", "meta"),))
 
 
-def read_virtual(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int],
-                 limit: int | None) -> StateTable:
+def stream_virtual(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int],
+                   limit: int | None) -> StateStream:
     """The rows of a format 3/4 join's side (``left``/``right``) or of one of its column
-    families (``left-keyToNumValues``…) after ``batch_id``. Raises :class:`StateReadError` for store
-    ``default`` (its rows are the families', each with its own schema), an unknown store, or
-    no readable schema; an unreadable partition or row is an error finding in the table."""
-    from streamwatch.state.reader import find_schema, provider_of, store_folder
+    families (``left-keyToNumValues``…) after ``batch_id``, decoded as they are iterated.
+    Raises :class:`StateReadError` for store ``default`` (its rows are the families', each
+    with its own schema), an unknown store, or no readable schema; an unreadable partition or
+    row is an error finding in the stream's stats."""
+    from streamwatch.state.reader import find_schema, provider_of
 
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     every = sorted({p.partition_id for p in op.partitions})
@@ -206,59 +207,26 @@ def read_virtual(ctx: StateContext, op: StateOperator, store: str, batch_id: int
     drop = 1 if side and fmt == 3 else 0
     keys = cf.key.fields[: len(cf.key.fields) - drop]
     columns = _columns(keys, cf.value.fields)
-    out: list[tuple[Any, ...]] = []
-    sizes: list[PartitionSize] = []
-    findings: list[Finding] = []
-    total = bad = 0
     version = batch_id + 1
-    for p in partitions:
-        folder = store_folder(ctx, op, p, DEFAULT_CF)
-        ids = ctx.unique_ids(op.operator_id, p, 0, version)
-        try:
-            raw, rep = rocksdb.load(ctx.storage, folder, version, ctx.codec, ids)
-        except (StateFileError, OSError) as e:
-            sizes.append(PartitionSize(p, store, error=str(e)))
-            findings.append(Finding("error", "state-store-unreadable", str(e), folder))
-            continue
-        except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-            msg = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
-            sizes.append(PartitionSize(p, store, error=msg))
-            findings.append(Finding("error", "state-store-unreadable", msg, folder))
-            continue
-        mapping = dict(rep.cf_mapping)
-        if cf.name not in mapping:
-            if not raw:
-                sizes.append(PartitionSize(p, store, 0, rep.bytes, rep.snapshot, rep.changelogs))
-                continue
-            msg = (f"partition {p}: no column family id for {cf.name!r} (the snapshot zip's columnFamilyMapping "
-                   f"lists {', '.join(sorted(mapping)) or 'none'})")
-            sizes.append(PartitionSize(p, store, error=msg))
-            findings.append(Finding("error", "state-store-unreadable", msg, folder))
-            continue
-        prefix = int(mapping[cf.name]).to_bytes(2, "little", signed=True)
-        n_rows = 0
-        for k, v in raw.items():
-            if k[:2] != prefix:
-                continue
-            try:
-                key = kdec(k)
-                rows = [key[: len(key) - drop] + val for val in vdec(v)]
-            except (RowError, struct.error, ValueError, IndexError, OverflowError) as e:
-                bad += 1
-                if bad == 1:
-                    findings.append(Finding("error", "state-row-undecodable", f"{cf.name} partition {p}: {e}", folder))
-                continue
-            n_rows += len(rows)
-            for r in rows:
-                if limit is None or len(out) < limit:
-                    out.append(r + (p,))
-        total += n_rows
-        sizes.append(PartitionSize(p, store, n_rows, rep.bytes, rep.snapshot, rep.changelogs))
-    if bad > 1:
-        findings.append(Finding("error", "state-row-undecodable",
-                                f"{bad} {cf.name} entries could not be decoded with the state schema", op_folder))
-    return StateTable(op.operator_id, op.name or JOIN, store, provider, ctx.encoding, batch_id, version, columns,
-                      tuple(out), total, tuple(sizes), tuple(findings))
+
+    def entry_rows(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+        key = kdec(k)
+        return [key[: len(key) - drop] + val for val in vdec(v)]
+
+    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], rocksdb.Replay]:
+        return rocksdb.load(ctx.storage, folder, version, ctx.codec, ctx.unique_ids(op.operator_id, partition, 0, version))
+
+    spec = ScanSpec(DEFAULT_CF, store, entry_rows, lambda n: f"{n} {cf.name} entries could not be decoded with the state schema",
+                    family=cf.name, label=f"{cf.name} ", empty_unmapped_ok=True)
+    stats = ScanStats()
+    rows = scan_rows(ctx, op, partitions, spec, load, limit, stats)
+    return StateStream(op.operator_id, op.name or JOIN, store, provider, ctx.encoding, batch_id, version, columns, rows, stats)
+
+
+def read_virtual(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int],
+                 limit: int | None) -> StateTable:
+    """:func:`stream_virtual`'s table, every row read."""
+    return stream_virtual(ctx, op, store, batch_id, partitions, limit).table()
 
 
 def buffered_keys(rows: dict[bytes, bytes], mapping: tuple[tuple[str, int], ...], folder: str) -> dict[str, set[bytes]]:

@@ -70,3 +70,11 @@ class StateTable:
     @property
     def bytes(self) -> int:
         return sum(p.file_bytes for p in self.partitions)
+
+
+class BatchError(StreamwatchError):
+    """A value the column-wise path (:mod:`streamwatch.state.columnar`) cannot convert (a
+    timestamp beyond datetime's range…): the caller decodes the batch row by row instead.
+    Never leaves the state package (its exit code, 4, is for completeness)."""
+
+    exit_code = ExitCode.UNREADABLE

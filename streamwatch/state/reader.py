@@ -20,13 +20,11 @@ from typing import Any, Mapping
 from streamwatch.checkpoint import CheckpointError, read_checkpoint
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_commit
-from streamwatch.model.findings import Finding
 from streamwatch.model.statestore import StateOperator
-from streamwatch.state import hdfs, join, rocksdb
-from streamwatch.state.encoding import decoders
+from streamwatch.state import hdfs, join, rocksdb, scan
+from streamwatch.state.encoding import batch_rows, decoders
 from streamwatch.state.join import SIDES
-from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
-from streamwatch.state.records import StateFileError
+from streamwatch.state.model import Column, StateReadError, StateTable
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema, parse_schema_file
 from streamwatch.state.types import SchemaError
 from streamwatch.state.unsaferow import RowError
@@ -121,20 +119,16 @@ def store_folder(ctx: StateContext, op: StateOperator, partition: int, store: st
     return _store_folder(ctx, ctx.storage.join(ctx.root, "state", str(op.operator_id)), partition, store)
 
 
-def _load(ctx: StateContext, op: StateOperator, provider: str, partition: int, store: str, version: int) -> tuple[dict[bytes, bytes], PartitionSize]:
-    folder = store_folder(ctx, op, partition, store)
+def _loader(ctx: StateContext, op: StateOperator, provider: str, store: str, version: int) -> scan.Loader:
+    """The rebuild of one partition's store ``store`` at ``version`` (module docstring)."""
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(store) if store in names else 0
-    ids = ctx.unique_ids(op.operator_id, partition, index, version)
-    loader = rocksdb.load if provider == "rocksdb" else hdfs.load
-    try:
-        rows, rep = loader(ctx.storage, folder, version, ctx.codec, ids)
-    except (StateFileError, OSError) as e:
-        return {}, PartitionSize(partition, store, error=str(e))
-    except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-        return {}, PartitionSize(partition, store, error=" ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split()))
-    replayed = rep.changelogs if isinstance(rep, rocksdb.Replay) else rep.deltas
-    return rows, PartitionSize(partition, store, len(rows), rep.bytes, rep.snapshot, replayed)
+    module = rocksdb if provider == "rocksdb" else hdfs
+
+    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], Any]:
+        ids = ctx.unique_ids(op.operator_id, partition, index, version)
+        return module.load(ctx.storage, folder, version, ctx.codec, ids)
+    return load
 
 
 def provider_of(op: StateOperator, conf: Mapping[str, str]) -> str:
@@ -145,10 +139,13 @@ def provider_of(op: StateOperator, conf: Mapping[str, str]) -> str:
     return "rocksdb" if "RocksDB" in cls else "hdfs"
 
 
-def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int], limit: int | None) -> StateTable:
+def stream_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int],
+                 limit: int | None) -> scan.StateStream:
     """The rows of one raw store (``default``, ``left-keyWithIndexToValue``…) or, for a
     stream-stream join, one side (``left``/``right``: keyWithIndexToValue rows without the
-    index, value columns with the ``matched`` flag)."""
+    index, value columns with the ``matched`` flag), decoded as they are iterated. Raises
+    :class:`StateReadError` when the store, its schema or its encoding cannot be read; an
+    unreadable partition or row is a finding in the stream's stats."""
     provider = provider_of(op, ctx.conf)
     version = batch_id + 1
     if (op.name or "").startswith("transformWithState") or op.state_variables:
@@ -178,35 +175,22 @@ def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, 
     kdec, vdec = decoders(cf, provider)
     drop = 1 if side else 0
     columns = _columns(cf, drop)
-    out: list[tuple[Any, ...]] = []
-    sizes: list[PartitionSize] = []
-    findings: list[Finding] = []
-    total = 0
-    bad = 0
-    for p in partitions:
-        rows, size = _load(ctx, op, provider, p, raw_store, version)
-        sizes.append(size)
-        if size.error:
-            findings.append(Finding("error", "state-store-unreadable", size.error, _store_folder(ctx, op_folder, p, raw_store)))
-            continue
-        total += len(rows)
-        for k, v in rows.items():
-            if limit is not None and len(out) >= limit:
-                break
-            try:
-                key = kdec(k)
-                value = vdec(v)
-            except RowError as e:
-                bad += 1
-                if bad == 1:
-                    findings.append(Finding("error", "state-row-undecodable", f"partition {p}: {e}",
-                                            _store_folder(ctx, op_folder, p, raw_store)))
-                continue
-            out.append((key[:len(key) - drop] if drop else key) + value + (p,))
-    if bad > 1:
-        findings.append(Finding("error", "state-row-undecodable", f"{bad} rows could not be decoded with the state schema", op_folder))
-    return StateTable(op.operator_id, op.name, store, provider, ctx.encoding, batch_id, version, columns,
-                      tuple(out), total, tuple(sizes), tuple(findings))
+
+    def entry_rows(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+        key = kdec(k)
+        return [(key[:len(key) - drop] if drop else key) + vdec(v)]
+
+    spec = scan.ScanSpec(raw_store, raw_store, entry_rows, lambda n: f"{n} rows could not be decoded with the state schema",
+                         batch=batch_rows(cf, provider, drop), count_entries=True, errors=(RowError,))
+    stats = scan.ScanStats()
+    rows = scan.scan_rows(ctx, op, partitions, spec, _loader(ctx, op, provider, raw_store, version), limit, stats)
+    return scan.StateStream(op.operator_id, op.name, store, provider, ctx.encoding, batch_id, version, columns, rows, stats)
+
+
+def read_store(ctx: StateContext, op: StateOperator, store: str, batch_id: int, partitions: list[int],
+               limit: int | None) -> StateTable:
+    """:func:`stream_store`'s table, every row read."""
+    return stream_store(ctx, op, store, batch_id, partitions, limit).table()
 
 
 def default_stores(op: StateOperator) -> list[str]:
@@ -236,7 +220,18 @@ def open_context(path: str, storage_options: dict | None = None, checkpoint=None
 def read_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
                partition: int | None = None, limit: int | None = None,
                storage_options: dict | None = None, var: str | None = None) -> list[StateTable]:
-    """The state rows of the checkpoint at ``path`` as of ``batch`` (default: the last
+    """:func:`stream_state`'s tables, every row read into memory."""
+    return [s.table() for s in stream_state(path, operator=operator, store=store, batch=batch, partition=partition,
+                                            limit=limit, storage_options=storage_options, var=var)]
+
+
+def stream_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
+                 partition: int | None = None, limit: int | None = None,
+                 storage_options: dict | None = None, var: str | None = None) -> list[scan.StateStream]:
+    """The tables of :func:`read_state` with rows decoded as each stream's ``rows`` is
+    iterated (a chunk of entries at a time: memory holds one partition's store, not the
+    table): every operator, store, variable and schema is resolved (and any
+    :class:`StateReadError` raised) before the first row is decoded. The state rows of the checkpoint at ``path`` as of ``batch`` (default: the last
     committed batch): one :class:`StateTable` per operator and store (join: per side), or
     only ``operator``/``store``/``partition`` when given; at most ``limit`` rows per table
     (``total_rows`` still counts all). A transformWithState operator gives one table per
@@ -256,7 +251,7 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
         batch = cp.commit_batch_ids[-1]
     if batch < 0:
         raise StateReadError(f"batch {batch}: batch ids start at 0")
-    tables = []
+    tables: list[scan.StateStream] = []
     for op in ops:
         # the partitions of the layout state version batch+1 was written in: before an offline
         # repartition to more partitions the new folders hold no version of that batch
@@ -278,7 +273,7 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
                 variables = tws_reader.variable_names(op, cfs)
             else:
                 variables = [var]
-            tables.extend(tws_reader.read_variable(ctx, op, v, batch, parts, limit) for v in variables)
+            tables.extend(tws_reader.stream_variable(ctx, op, v, batch, parts, limit) for v in variables)
             continue
         if var is not None:
             raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): var= applies to transformWithState "
@@ -286,12 +281,12 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
         names = default_stores(op) if store is None else [store]
         if join.is_join(op) and not join.has_store_folders(op):
             # join state formats 3–4: the sides are column families of store default
-            tables.extend(join.read_virtual(ctx, op, name, batch, parts, limit) for name in names)
+            tables.extend(join.stream_virtual(ctx, op, name, batch, parts, limit) for name in names)
             continue
         # a join keeps no store default (formats 1–2: its four stores and two sides)
         known = set(op.store_names) | set(default_stores(op)) | (set() if join.is_join(op) else {DEFAULT_CF})
         for name in names:
             if name not in known:
                 raise StateReadError(f"state/{op.operator_id}: no store {name!r} (stores: {', '.join(sorted(known - {DEFAULT_CF}) or [DEFAULT_CF])})")
-            tables.append(read_store(ctx, op, name, batch, parts, limit))
+            tables.append(stream_store(ctx, op, name, batch, parts, limit))
     return tables

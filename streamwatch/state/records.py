@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass
 from typing import IO, Iterator
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.events.codecs import UnsupportedCodec, decompressed
 
 _INT = struct.Struct(">i")
@@ -30,9 +31,11 @@ _TYPES = {0x01: PUT, 0x10: DELETE, 0x11: MERGE}
 MAX_RECORD = 1 << 30
 
 
-class StateFileError(ValueError):
+class StateFileError(StreamwatchError, ValueError):
     """A state file that cannot be read to its end (message: one line, names the file;
-    line breaks in a library's message are folded)."""
+    line breaks in a library's message are folded). Exit 4."""
+
+    exit_code = ExitCode.UNREADABLE
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))
@@ -106,6 +109,83 @@ def _v2(buf: _Buf) -> Iterator[Record]:
             yield Record(op, key, buf.sized(vlen, "value"))
 
 
+def _apply_v1(buf: _Buf, rows: dict[bytes, bytes]) -> None:
+    # the loop of _v1 without a Record per entry (the bulk of a snapshot's read time); any
+    # irregularity is handed to _v1 at that record, whose checks raise the error it raises
+    data, pos, end = buf.data, buf.pos, len(buf.data)
+    unpack = _INT.unpack_from
+    try:
+        while True:
+            (klen,) = unpack(data, pos)
+            if klen < 0:
+                if klen == -1:
+                    buf.pos = pos + 4
+                    return
+                break
+            kend = pos + 4 + klen
+            if kend + 4 > end or klen > MAX_RECORD:
+                break
+            (vlen,) = unpack(data, kend)
+            if vlen < 0:
+                if vlen != -1:
+                    break
+                rows.pop(data[pos + 4:kend], None)
+                pos = kend + 4
+                continue
+            nxt = kend + 4 + vlen
+            if nxt > end or vlen > MAX_RECORD:
+                break
+            rows[data[pos + 4:kend]] = data[kend + 4:nxt]
+            pos = nxt
+    except struct.error:  # fewer than 4 bytes left where a length starts
+        pass
+    buf.pos = pos
+    for rec in _v1(buf):  # raises the error of the irregular record at buf.pos
+        _apply(rec, rows, b",")
+
+
+def _apply_v2(buf: _Buf, rows: dict[bytes, bytes], delimiter: bytes) -> None:
+    data, pos, end = buf.data, buf.pos, len(buf.data)
+    unpack = _INT.unpack_from
+    while True:
+        if pos + 5 > end:
+            break
+        t = data[pos]
+        if t == 0:
+            buf.pos = pos + 1
+            return
+        if t not in _TYPES:
+            break
+        klen = unpack(data, pos + 1)[0]
+        if klen < 0 or klen > MAX_RECORD or pos + 9 + klen > end:
+            break
+        key = data[pos + 5:pos + 5 + klen]
+        pos += 5 + klen
+        vlen = unpack(data, pos)[0]
+        if t == 0x10 or vlen == -1:
+            rows.pop(key, None)
+            pos += 4
+            continue
+        if vlen < 0 or vlen > MAX_RECORD or pos + 4 + vlen > end:
+            break
+        value = data[pos + 4:pos + 4 + vlen]
+        pos += 4 + vlen
+        old = rows.get(key) if t == 0x11 else None
+        rows[key] = value if old is None else old + delimiter + value
+    buf.pos = pos
+    for rec in _v2(buf):
+        _apply(rec, rows, delimiter)
+
+
+def _apply(rec: Record, rows: dict[bytes, bytes], delimiter: bytes) -> None:
+    if rec.op == DELETE:
+        rows.pop(rec.key, None)
+    elif rec.op == MERGE and rec.key in rows:
+        rows[rec.key] = rows[rec.key] + delimiter + rec.value  # type: ignore[operator]
+    else:
+        rows[rec.key] = rec.value  # type: ignore[assignment]
+
+
 def open_stream(raw: IO[bytes], codec: str, name: str) -> IO[bytes]:
     """``raw`` decompressed by ``codec``. Raises :class:`StateFileError`."""
     try:
@@ -122,17 +202,45 @@ def read_records(raw: IO[bytes], codec: str, name: str, *, changelog: bool = Fal
     fh = open_stream(raw, codec, name)
     try:
         buf = _Buf(fh.read(), name)
-        version = 1
-        if changelog:
-            head = buf.data[:4]
-            # writeUTF("vN"): 00 02 'v' digit; a v1 changelog starts with a key length instead
-            if len(head) == 4 and head[:3] == b"\x00\x02v" and 0x30 <= head[3] <= 0x39:
-                version = int(buf.utf()[1:])
-                if version not in (2, 3, 4):
-                    raise StateFileError(f"{name}: unknown changelog version v{version}")
-                if version >= 3:
-                    buf.utf()  # lineage JSON
+        version = _header(buf, name) if changelog else 1
         yield from (_v2 if version in (2, 4) else _v1)(buf)
+    except StateFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file
+        raise StateFileError(f"{name}: unreadable ({type(e).__name__}: {e})") from None
+    finally:
+        fh.close()
+
+
+def _header(buf: _Buf, name: str) -> int:
+    """The changelog version (1–4), past its header in ``buf``."""
+    head = buf.data[:4]
+    # writeUTF("vN"): 00 02 'v' digit; a v1 changelog starts with a key length instead
+    if len(head) == 4 and head[:3] == b"\x00\x02v" and 0x30 <= head[3] <= 0x39:
+        version = int(buf.utf()[1:])
+        if version not in (2, 3, 4):
+            raise StateFileError(f"{name}: unknown changelog version v{version}")
+        if version >= 3:
+            buf.utf()  # lineage JSON
+        return version
+    return 1
+
+
+def apply_records(raw: IO[bytes], codec: str, name: str, rows: dict[bytes, bytes], *, changelog: bool = False,
+                  delimiter: bytes = b",") -> None:
+    """Apply the records of one state file to ``rows`` (key bytes → value bytes): puts set,
+    deletes remove, merges append to an existing value after ``delimiter`` (else set) — the
+    result of replaying :func:`read_records` in order, without a :class:`Record` per entry.
+    Raises :class:`StateFileError` as :func:`read_records` does (records before the bad one
+    are applied)."""
+    fh = open_stream(raw, codec, name)
+    try:
+        buf = _Buf(fh.read(), name)
+        version = _header(buf, name) if changelog else 1
+        if version in (2, 4):
+            _apply_v2(buf, rows, delimiter)
+        else:
+            _apply_v1(buf, rows)
     except StateFileError:
         raise
     except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file

@@ -41,7 +41,7 @@ from typing import Any, Mapping
 import orjson
 
 from streamwatch.checkpoint.fs import Storage
-from streamwatch.state.records import DELETE, MERGE, StateFileError, read_records
+from streamwatch.state.records import StateFileError, apply_records
 
 _FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(zip|changelog)$")
 MAX_ZIP_MEMBER = 1 << 31
@@ -275,13 +275,8 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
             data = storage.read(storage.join(folder, name))
         except OSError as e:
             raise StateFileError(f"{name}: cannot read ({e})") from None
-        for rec in read_records(io.BytesIO(data), codec, name, changelog=True):
-            if rec.op == DELETE:
-                rows.pop(rec.key, None)
-            elif rec.op == MERGE and rec.key in rows:
-                rows[rec.key] = rows[rec.key] + (b"," if delimiter is None else delimiter) + rec.value  # type: ignore[operator]
-            else:
-                rows[rec.key] = rec.value  # type: ignore[assignment]
+        apply_records(io.BytesIO(data), codec, name, rows, changelog=True,
+                      delimiter=b"," if delimiter is None else delimiter)
         changelogs.append(v)
         total += size
     nk = meta.get("numKeys")

@@ -8,18 +8,16 @@ value in a ``value`` struct beside ``ttlExpirationMs`` (epoch ms), as Spark stor
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
-from streamwatch.model.findings import Finding
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
-from streamwatch.state.model import Column, PartitionSize, StateReadError, StateTable
-from streamwatch.state.reader import StateContext, find_schema, provider_of, store_folder
+from streamwatch.state.model import Column, StateReadError, StateTable
+from streamwatch.state.reader import StateContext, find_schema, provider_of
 from streamwatch.state.records import StateFileError
+from streamwatch.state.scan import DECODE_ERRORS, ScanSpec, ScanStats, StateStream, scan_rows
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
 from streamwatch.state.tws import TIMER_CFS, TIMERS, key_decoder, split_values, value_decoder
-from streamwatch.state.unsaferow import RowError
 
 
 def is_tws(op: StateOperator) -> bool:
@@ -68,12 +66,12 @@ def _fields(prefix: str, schema, part: str) -> tuple[Column, ...]:
     return tuple(Column(f"{prefix}.{f.name}", f.type.simple(), part) for f in schema.fields)
 
 
-def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int, partitions: list[int],
-                  limit: int | None) -> StateTable:
+def stream_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int, partitions: list[int],
+                    limit: int | None) -> StateStream:
     """The rows of state variable ``var`` (or ``timers``) of transformWithState operator
-    ``op`` after ``batch_id``. Raises :class:`StateReadError` for an unknown variable, a
-    store that is not RocksDB, or an unreadable schema; an unreadable partition or row is a
-    finding in the table."""
+    ``op`` after ``batch_id``, decoded as they are iterated. Raises :class:`StateReadError`
+    for an unknown variable, a store that is not RocksDB, or an unreadable schema; an
+    unreadable partition or row is a finding in the stream's stats."""
     provider = provider_of(op, ctx.conf)
     if provider != "rocksdb":
         raise StateReadError(f"state/{op.operator_id}: transformWithState state in a {provider} store is not decoded")
@@ -122,51 +120,23 @@ def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
         spans = split_values(v, delimiter) if kind == "list" else [(0, len(v))]
         return [key + vdec(v, off, end) for off, end in spans]
 
-    out: list[tuple[Any, ...]] = []
-    sizes: list[PartitionSize] = []
-    findings: list[Finding] = []
-    total = bad = 0
     version = batch_id + 1
-    for p in partitions:
-        folder = store_folder(ctx, op, p, DEFAULT_CF)
-        names_ = [s.name for s in op.stores] or [DEFAULT_CF]
-        ids = ctx.unique_ids(op.operator_id, p, names_.index(DEFAULT_CF) if DEFAULT_CF in names_ else 0, version)
-        try:
-            raw, rep = rocksdb.load(ctx.storage, folder, version, ctx.codec, ids, delimiter)
-        except (StateFileError, OSError) as e:
-            sizes.append(PartitionSize(p, var, error=str(e)))
-            findings.append(Finding("error", "state-store-unreadable", str(e), folder))
-            continue
-        except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-            msg = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
-            sizes.append(PartitionSize(p, var, error=msg))
-            findings.append(Finding("error", "state-store-unreadable", msg, folder))
-            continue
-        mapping = dict(rep.cf_mapping)
-        if cf_name not in mapping:
-            msg = (f"partition {p}: no column family id for {cf_name!r} (the snapshot zip's columnFamilyMapping "
-                   f"lists {', '.join(sorted(mapping)) or 'none'})")
-            sizes.append(PartitionSize(p, var, error=msg))
-            findings.append(Finding("error", "state-variable-unmapped", msg, folder))
-            continue
-        prefix = int(mapping[cf_name]).to_bytes(2, "little", signed=True)
-        mine = [(k, v) for k, v in raw.items() if k[:2] == prefix]
-        n_rows = 0
-        for k, v in mine:
-            try:
-                decoded = rows_of(k, v)
-            except (RowError, struct.error, ValueError, IndexError, TypeError, OverflowError) as e:
-                bad += 1
-                if bad == 1:
-                    findings.append(Finding("error", "state-row-undecodable", f"{var} partition {p}: {e}", folder))
-                continue
-            n_rows += len(decoded)
-            for r in decoded:
-                if limit is None or len(out) < limit:
-                    out.append(r + (p,))
-        total += n_rows
-        sizes.append(PartitionSize(p, var, n_rows, rep.bytes, rep.snapshot, rep.changelogs))
-    if bad > 1:
-        findings.append(Finding("error", "state-row-undecodable", f"{bad} {var} entries could not be decoded", op_folder))
-    return StateTable(op.operator_id, op.name, DEFAULT_CF, provider, ctx.encoding, batch_id, version, columns,
-                      tuple(out), total, tuple(sizes), tuple(findings), variable=var)
+    names_ = [s.name for s in op.stores] or [DEFAULT_CF]
+    index = names_.index(DEFAULT_CF) if DEFAULT_CF in names_ else 0
+
+    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], rocksdb.Replay]:
+        ids = ctx.unique_ids(op.operator_id, partition, index, version)
+        return rocksdb.load(ctx.storage, folder, version, ctx.codec, ids, delimiter)
+
+    spec = ScanSpec(DEFAULT_CF, var, rows_of, lambda n: f"{n} {var} entries could not be decoded", family=cf_name,
+                    label=f"{var} ", errors=DECODE_ERRORS + (TypeError,), unmapped_variable=True)
+    stats = ScanStats()
+    rows = scan_rows(ctx, op, partitions, spec, load, limit, stats)
+    return StateStream(op.operator_id, op.name, DEFAULT_CF, provider, ctx.encoding, batch_id, version, columns, rows,
+                       stats, variable=var)
+
+
+def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int, partitions: list[int],
+                  limit: int | None) -> StateTable:
+    """:func:`stream_variable`'s table, every row read."""
+    return stream_variable(ctx, op, var, batch_id, partitions, limit).table()

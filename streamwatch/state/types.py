@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from streamwatch.errors import ExitCode, StreamwatchError
+
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)$")
 _CHAR = re.compile(r"^(?:var)?char\(\s*\d+\s*\)$")
 ATOMIC = frozenset({
@@ -28,8 +30,10 @@ _ELEMENT_SIZE = {"boolean": 1, "byte": 1, "short": 2, "integer": 4, "date": 4, "
                  "long": 8, "double": 8, "timestamp": 8, "timestamp_ntz": 8, "null": 8}
 
 
-class SchemaError(ValueError):
-    """A schema that cannot be parsed (message: one line)."""
+class SchemaError(StreamwatchError, ValueError):
+    """A schema that cannot be parsed (message: one line). Exit 4."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)

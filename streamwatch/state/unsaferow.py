@@ -28,6 +28,7 @@ import struct
 from decimal import Context, Decimal
 from typing import Any, Callable
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.state.types import DataType, StructType
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -46,8 +47,10 @@ _UQ = struct.Struct("<Q")
 Reader = Callable[[bytes, int, int], Any]
 
 
-class RowError(ValueError):
-    """Bytes that cannot be an UnsafeRow of the schema (message: one line)."""
+class RowError(StreamwatchError, ValueError):
+    """Bytes that cannot be an UnsafeRow of the schema (message: one line). Exit 4."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 def timestamp(us: int) -> dt.datetime:

@@ -1,0 +1,108 @@
+"""``streamwatch state CP --key JSON`` (one key's value) and ``--key JSON --from-batch A
+--to-batch B`` (its changes per batch): the output of :mod:`streamwatch.state.keys`."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from streamwatch.errors import ExitCode
+from streamwatch.state.display import jsonable, text
+
+if TYPE_CHECKING:
+    from streamwatch.state.keys import KeyTarget
+
+
+def _target_doc(t: KeyTarget) -> dict[str, Any]:
+    return {"operator": t.operator_id, "operator_name": t.operator_name, "store": t.store, "provider": t.provider,
+            "key": {f.name: jsonable(v, f.name) for f, v in zip(t.schema.fields, t.values)},
+            "partition": t.partition, "num_partitions": t.num_partitions,
+            "value_columns": [{"name": f.name, "type": f.type.simple()} for f in t.value_schema.fields]}
+
+
+def _value_doc(t: KeyTarget, value: tuple[Any, ...] | None) -> list[Any] | None:
+    return None if value is None else [jsonable(v, f.name) for f, v in zip(t.value_schema.fields, value)]
+
+
+def _value_text(t: KeyTarget, value: tuple[Any, ...] | None) -> str:
+    if value is None:
+        return "–"
+    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.value_schema.fields, value))
+
+
+def _key_text(t: KeyTarget) -> str:
+    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.schema.fields, t.values))
+
+
+def _watermark_text(ms: int | None) -> str:
+    if ms is None:
+        return "–"
+    return text(ms, "expirationMs") if ms > 0 else "0 (none yet)"
+
+
+def _emit(doc: dict[str, Any]) -> None:
+    import orjson
+
+    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def run_key(checkpoint: str, key: str, operator: int | None, batch: int | None, from_batch: int | None,
+            to_batch: int | None, as_json: bool) -> int:
+    """Print one key's value (or, with ``from_batch``/``to_batch``, its history); the exit
+    status: 0 found / changes listed, 1 the key is not in the store (or never changed in the
+    range), 2 a key that does not fit the key schema, 4 unreadable."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from streamwatch.state import StateReadError
+    from streamwatch.state.keys import KeyUsageError, key_history, lookup_key
+
+    history = from_batch is not None or to_batch is not None
+    try:
+        if history:
+            h = key_history(checkpoint, key, from_batch or 0, to_batch, operator=operator)
+        else:
+            res = lookup_key(checkpoint, key, operator=operator, batch=batch)
+    except KeyUsageError as e:
+        click.echo(f"streamwatch state: {e}", err=True)
+        return ExitCode.USAGE
+    except StateReadError as e:
+        click.echo(f"streamwatch state: {e}", err=True)
+        return ExitCode.UNREADABLE
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
+        click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
+        return ExitCode.UNREADABLE
+    out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 250)
+    if history:
+        t = h.target
+        if as_json:
+            _emit({"schema": "streamwatch.state-key-history/1", "checkpoint": checkpoint, **_target_doc(t),
+                   "from_batch": h.from_batch, "to_batch": h.to_batch, "source": h.source,
+                   "changes": [{"batch_id": c.batch_id, "version": c.version, "change_type": c.change_type,
+                                "value": _value_doc(t, c.value), "watermark_ms": c.watermark_ms} for c in h.changes]})
+        else:
+            table = Table(title=f"operator {t.operator_id} ({t.operator_name or 'unknown'}) · {t.provider} · key "
+                                f"{_key_text(t)} · partition {t.partition} of {t.num_partitions} · batches "
+                                f"{h.from_batch}–{h.to_batch} ({h.source})", title_justify="left")
+            for col in ("batch", "change", "value", "watermark"):
+                table.add_column(col, no_wrap=True, justify="right" if col == "batch" else "left")
+            for c in h.changes:
+                table.add_row(str(c.batch_id), c.change_type, _value_text(t, c.value), _watermark_text(c.watermark_ms))
+            out.print(table)
+            if not h.changes:
+                out.print("no change of this key in these batches", highlight=False)
+        return ExitCode.OK if h.changes else ExitCode.WARNINGS
+    t = res.target
+    if as_json:
+        _emit({"schema": "streamwatch.state-key/1", "checkpoint": checkpoint, **_target_doc(t),
+               "batch_id": res.batch_id, "version": res.version, "found": res.value is not None,
+               "value": _value_doc(t, res.value), "files": list(res.files), "file_bytes": res.bytes})
+    else:
+        out.print(f"operator {t.operator_id} ({t.operator_name or 'unknown'}) · {t.provider} · batch {res.batch_id} "
+                  f"(version {res.version}) · partition {t.partition} of {t.num_partitions}", highlight=False)
+        out.print(f"key:   {_key_text(t)}", highlight=False)
+        out.print(f"value: {_value_text(t, res.value) if res.value is not None else 'not in the store'}", highlight=False)
+    return ExitCode.OK if res.value is not None else ExitCode.WARNINGS

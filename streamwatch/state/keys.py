@@ -1,0 +1,544 @@
+"""One state key at a time, without a JVM: its value as of a batch (``streamwatch state CP
+--key JSON``) and its history over a range of batches (``--from-batch A --to-batch B``).
+
+The key is given as a JSON object typed by the operator's key schema (``{"key": "user42",
+"window": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-01T00:00:10Z"}}``), encoded to the
+UnsafeRow bytes the store holds (:mod:`streamwatch.state.unsaferow_encode`) and placed in the
+partition Spark's ``HashPartitioning`` sends it to (:mod:`streamwatch.state.murmur`). Only that
+partition's files are read:
+
+- RocksDB: the newest snapshot zip at or below the version, opened read-only with rocksdict in
+  a temporary folder and asked for the key alone (``get``), then the changelogs after it
+  filtered on the key;
+- HDFS-backed: the partition rebuilt from its snapshot and deltas
+  (:func:`streamwatch.state.hdfs.load`) and the key picked out.
+
+History mirrors Spark's change feed (``readChangeFeed``, ``StateStoreChangeDataReader``): each
+put of the key in a version's ``N.delta`` (HDFS) or ``N.changelog`` (RocksDB with changelog
+checkpointing) is an ``update`` with its value, each remove a ``delete`` (an expired window
+too); version ``N`` is batch ``N - 1``. A RocksDB store without changelogs compares the key's
+value in successive versions instead (a put of an unchanged value is not seen). Beside each
+change: the batch's event-time watermark from ``offsets/N`` (epoch ms).
+
+Covered: the ``default`` store of streaming aggregations, dropDuplicates and
+flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not covered (a one-line
+:class:`~streamwatch.state.model.StateReadError`): stream-stream joins, session windows
+(prefix-scan keys), transformWithState variables, the Avro encoding.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Mapping, cast
+
+import orjson
+
+from streamwatch.checkpoint.fs import Storage
+from streamwatch.checkpoint.logs import parse_offsets
+from streamwatch.errors import ExitCode, StreamwatchError
+from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.model.statestore import StateOperator
+from streamwatch.state import hdfs, join, rocksdb, tws_reader
+from streamwatch.state.encoding import decoders
+from streamwatch.state.model import StateReadError
+from streamwatch.state.murmur import HashError, partition_of
+from streamwatch.state.reader import StateContext, find_schema, open_context, provider_of, store_folder
+from streamwatch.state.records import DELETE, MERGE, StateFileError, open_stream, read_records
+from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
+from streamwatch.state.types import DataType, StructType
+from streamwatch.state.unsaferow import RowError
+from streamwatch.state.unsaferow_encode import EncodeError, encode_row
+
+SHUFFLE_PARTITIONS_CONF = "spark.sql.shuffle.partitions"
+UPDATE, REMOVE = "update", "delete"
+_MAX_ZIP_MEMBER = 1 << 31
+
+
+class KeyUsageError(StreamwatchError):
+    """A ``--key`` that does not fit the operator's key schema, or an operator to pick
+    (message: one line naming the key columns; exit status 2)."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True, slots=True)
+class KeyTarget:
+    """Where one key lives: operator, store, provider, the key ``schema`` and its ``values``
+    (schema order), the UnsafeRow ``key_row`` bytes, the value schema, and ``partition`` of
+    ``num_partitions`` (Spark's hash placement)."""
+
+    operator_id: int
+    operator_name: str | None
+    store: str
+    provider: str
+    schema: StructType
+    values: tuple[Any, ...]
+    key_row: bytes
+    value_schema: StructType
+    partition: int
+    num_partitions: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLookup:
+    """The key's value as of ``batch_id`` (state version ``batch_id + 1``): ``value`` (one
+    value per field of ``target.value_schema``, in order — aggregation buffers repeat names
+    such as ``sum``/``count``; None when the store does not hold the key), the files read and
+    their ``bytes`` (compressed, as stored)."""
+
+    target: KeyTarget
+    batch_id: int
+    version: int
+    value: tuple[Any, ...] | None
+    files: tuple[str, ...]
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChange:
+    """One change of the key: ``batch_id`` (version − 1), ``change_type`` ``update`` or
+    ``delete``, the new ``value`` (as :class:`KeyLookup`'s; None for a delete), ``watermark_ms`` the batch's
+    event-time watermark (epoch ms, None when ``offsets/<batch>`` has none)."""
+
+    batch_id: int
+    version: int
+    change_type: str
+    value: tuple[Any, ...] | None
+    watermark_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHistory:
+    """Every change of the key in batches ``from_batch``…``to_batch``, in order; ``source``:
+    ``delta files``, ``changelogs`` or ``versions compared``."""
+
+    target: KeyTarget
+    from_batch: int
+    to_batch: int
+    source: str
+    changes: tuple[KeyChange, ...]
+
+
+# -- the key as JSON --------------------------------------------------------------------------
+
+def _describe(schema: StructType) -> str:
+    return ", ".join(f"{f.name} ({f.type.simple()})" for f in schema.fields)
+
+
+def _timestamp(v: Any, ntz: bool) -> Any:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v  # µs since the epoch
+    if isinstance(v, str):
+        t = dt.datetime.fromisoformat(v.strip())
+        if not ntz and t.tzinfo is None:
+            t = t.replace(tzinfo=dt.timezone.utc)
+        return t
+    raise ValueError("an ISO 8601 timestamp or µs since the epoch")
+
+
+def _typed(t: DataType, v: Any, where: str) -> Any:
+    if v is None:
+        return None
+    n = t.name
+    try:
+        if n == "string":
+            if isinstance(v, str):
+                return v
+        elif n in ("byte", "short", "integer", "long"):
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+        elif n == "boolean":
+            if isinstance(v, bool):
+                return v
+        elif n in ("float", "double"):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return float(v)
+        elif n in ("timestamp", "timestamp_ntz"):
+            return _timestamp(v, n == "timestamp_ntz")
+        elif n == "date":
+            if isinstance(v, str):
+                return dt.date.fromisoformat(v.strip())
+        elif n == "decimal":
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                return Decimal(str(v))
+        elif n == "binary":
+            if isinstance(v, str):
+                return bytes.fromhex(v)
+        elif n == "struct":
+            if isinstance(v, dict):
+                return _object(StructType(t.fields), v, where + ".")
+        else:
+            raise KeyUsageError(f"--key: column {where} is a {t.simple()}, which streamwatch does not look up by")
+    except (ValueError, InvalidOperation) as e:
+        raise KeyUsageError(f"--key: {where} = {v!r} is not a {t.simple()} ({e})") from None
+    raise KeyUsageError(f"--key: {where} = {orjson.dumps(v).decode()} is not a {t.simple()}")
+
+
+def _object(schema: StructType, doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    names = [f.name for f in schema.fields]
+    extra = [k for k in doc if k not in names]
+    missing = [n for n in names if n not in doc]
+    if extra or missing:
+        what = "; ".join(filter(None, [f"unknown {', '.join(prefix + k for k in extra)}" if extra else "",
+                                       f"missing {', '.join(prefix + k for k in missing)}" if missing else ""]))
+        raise KeyUsageError(f"--key: {what}: the key columns are {_describe(schema)}")
+    return {f.name: _typed(f.type, doc[f.name], prefix + f.name) for f in schema.fields}
+
+
+def parse_key(text: str, schema: StructType) -> tuple[Any, ...]:
+    """The key columns' values (schema order) of ``text``, a JSON object with one member per
+    key column (timestamps as ISO 8601 text — UTC when no offset is given — or µs; dates ISO;
+    structs as objects; decimals as text or numbers; binary as hex). A key of one column may
+    also be given as its bare JSON value. Raises :class:`KeyUsageError` (naming the columns)."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise KeyUsageError(f"--key: {text!r} is not JSON; the key columns are {_describe(schema)} "
+                            f"(e.g. --key '{{\"{schema.fields[0].name if schema.fields else 'k'}\": …}}')") from None
+    if not isinstance(doc, dict):
+        if len(schema.fields) != 1:
+            raise KeyUsageError(f"--key: give a JSON object; the key columns are {_describe(schema)}")
+        doc = {schema.fields[0].name: doc}
+    obj = _object(schema, doc)
+    return tuple(obj[f.name] for f in schema.fields)
+
+
+# -- where the key lives ----------------------------------------------------------------------
+
+def _pick(cands: list[tuple[str | None, str, int]] | None, uid: str | None) -> tuple[str, int] | None:
+    """The file of one version: the one with the commit log's unique id, else the plain one."""
+    if not cands:
+        return None
+    if uid is not None:
+        return next(((name, size) for u, name, size in cands if u == uid), None)
+    plain = [c for c in cands if c[0] is None]
+    if plain or len(cands) == 1:
+        _u, name, size = (plain or cands)[0]
+        return name, size
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    ctx: StateContext
+    op: StateOperator
+    cf: ColumnFamilySchema
+    target: KeyTarget
+    folder: str
+    store_index: int
+
+
+def _operator(cp: Checkpoint, operator: int | None) -> StateOperator:
+    if not cp.state:
+        raise StateReadError(f"{cp.path}: no state operators (state/ is empty or missing)")
+    if operator is not None:
+        op = next((o for o in cp.state if o.operator_id == operator), None)
+        if op is None:
+            raise StateReadError(f"{cp.path}: no state operator {operator} "
+                                 f"(operators: {', '.join(str(o.operator_id) for o in cp.state)})")
+        return op
+    if len(cp.state) > 1:
+        raise KeyUsageError("--key: the query has state operators "
+                            + ", ".join(f"{o.operator_id} ({o.name or 'unknown'})" for o in cp.state)
+                            + ": pick one with --operator")
+    return cp.state[0]
+
+
+def _num_partitions(cp: Checkpoint, op: StateOperator, conf: Mapping[str, str], version: int) -> int:
+    """Spark pins a query's state partitions to the shuffle partitions of its first run:
+    the operator metadata's count, else the offsets log's ``spark.sql.shuffle.partitions``,
+    else the partition folders (an offline repartition's target when one applies)."""
+    n = cp.partitions_for_version(version)
+    if n:
+        return n
+    info = next((s.num_partitions for s in op.stores if s.name == DEFAULT_CF and s.num_partitions), None)
+    if info:
+        return info
+    raw = str(conf.get(SHUFFLE_PARTITIONS_CONF, "")).strip()
+    if raw.isdigit() and int(raw) > 0:
+        return int(raw)
+    return op.num_partitions
+
+
+def _resolve(path: str, key: str, operator: int | None, batch: int, storage_options: dict[str, Any] | None) -> _Resolved:
+    cp, ctx = open_context(path, storage_options)
+    cp = cast(Checkpoint, cp)
+    op = _operator(cp, operator)
+    if tws_reader.is_tws(op) or op.state_variables:
+        raise StateReadError(f"state/{op.operator_id} ({op.name}): --key does not read transformWithState "
+                             "state variables yet (read them with --var)")
+    if join.is_join(op):
+        raise StateReadError(f"state/{op.operator_id} ({op.name or 'join'}): --key does not read stream-stream "
+                             "join state yet (read a side with --store left/right)")
+    if ctx.encoding != "unsaferow":
+        raise StateReadError(f"state/{op.operator_id}: --key reads the unsaferow state encoding, "
+                             f"not {ctx.encoding}")
+    version = batch + 1
+    parts = sorted({p.partition_id for p in op.partitions})
+    op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
+    cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch, parts)
+    cf = next((c for c in cfs if c.name == DEFAULT_CF), None) or (cfs[0] if len(cfs) == 1 else None)
+    if cf is None:
+        raise StateReadError(f"state/{op.operator_id}: its schema file has no column family default")
+    info = next((s for s in op.stores if s.name == DEFAULT_CF), None)
+    if cf.encoder != "noPrefix" or (info is not None and (info.num_cols_prefix_key or 0) > 0):
+        raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): --key reads stores keyed by whole "
+                             f"rows; this one's keys are {cf.encoder} encoded (session windows are not covered yet)")
+    values = parse_key(key, cf.key)
+    try:
+        key_row = encode_row(cf.key, values)
+    except EncodeError as e:
+        raise KeyUsageError(f"--key: {e}; the key columns are {_describe(cf.key)}") from None
+    n = _num_partitions(cp, op, ctx.conf, version)
+    try:
+        partition = partition_of(cf.key, values, n)
+    except HashError as e:
+        raise KeyUsageError(f"--key: {e}") from None
+    if parts and partition not in parts:
+        raise StateReadError(f"state/{op.operator_id}: the key hashes to partition {partition} of {n}, which has no "
+                             f"state folder (partitions: {', '.join(map(str, parts))})")
+    provider = provider_of(op, ctx.conf)
+    target = KeyTarget(op.operator_id, op.name, DEFAULT_CF, provider, cf.key, values, key_row, cf.value, partition, n)
+    names = [s.name for s in op.stores] or [DEFAULT_CF]
+    index = names.index(DEFAULT_CF) if DEFAULT_CF in names else 0
+    return _Resolved(ctx, op, cf, target, store_folder(ctx, op, partition, DEFAULT_CF), index)
+
+
+def _matches(stored: bytes, key_row: bytes) -> bool:
+    """Whether a stored key is ``key_row``: RocksDB prefixes it with a 1-byte encoding version
+    (and virtual column families a 2-byte id), which UnsafeRow lengths (multiples of 8) tell."""
+    skip = len(stored) % 8
+    return len(stored) - skip == len(key_row) and stored[skip:] == key_row
+
+
+# -- RocksDB: a point lookup ------------------------------------------------------------------
+
+def _rocks_get(storage: Storage, folder: str, zip_name: str, key_row: bytes) -> tuple[bytes | None, int]:
+    """The value bytes of ``key_row`` in the database of ``zip_name`` (+ its SSTs), read with a
+    rocksdict ``get``; (value or None, bytes read). Raises :class:`StateFileError`."""
+    from rocksdict import AccessType, Options, Rdict
+
+    try:
+        data = storage.read(storage.join(folder, zip_name))
+    except OSError as e:
+        raise StateFileError(f"{zip_name}: cannot read ({e})") from None
+    total = len(data)
+    tmp = tempfile.mkdtemp(prefix="streamwatch-rocksdb-key-")
+    try:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                for info in zf.infolist():
+                    base = os.path.basename(info.filename)
+                    if base and info.file_size <= _MAX_ZIP_MEMBER:
+                        with open(os.path.join(tmp, base), "wb") as out:
+                            out.write(zf.read(info))
+        except Exception as e:  # noqa: BLE001 - zipfile raises zlib.error, EOFError, BadZipFile…
+            raise StateFileError(f"{zip_name}: not a readable zip ({type(e).__name__}: {e})") from None
+        meta_path = os.path.join(tmp, "metadata")
+        try:
+            with open(meta_path, "rb") as fh:
+                head, _, body = fh.read().partition(b"\n")
+            meta = orjson.loads(body) if head.strip() == b"v1" else None
+        except (OSError, orjson.JSONDecodeError):
+            meta = None
+        if not isinstance(meta, dict):
+            raise StateFileError(f"{zip_name}: no readable v1 metadata inside")
+        os.remove(meta_path)
+        for sst in meta.get("sstFiles") or []:
+            local, dfs = os.path.basename(str(sst.get("localFileName", ""))), str(sst.get("dfsSstFileName", ""))
+            if not local or not dfs or "/" in dfs:
+                raise StateFileError(f"{zip_name}: metadata names an SST file without names")
+            try:
+                blob = storage.read(storage.join(folder, "SSTs", dfs))
+            except OSError as e:
+                raise StateFileError(f"{zip_name}: SSTs/{dfs} it needs cannot be read ({e})") from None
+            total += len(blob)
+            with open(os.path.join(tmp, local), "wb") as out:
+                out.write(blob)
+        opts = Options(raw_mode=True)
+        try:
+            db = Rdict(tmp, options=opts, access_type=AccessType.read_only())
+        except Exception as e:  # noqa: BLE001 - rocksdb's own errors are plain Exceptions
+            raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
+        try:
+            # the stored key's prefix (encoding version byte) is learnt from the first key
+            it = db.iter()
+            it.seek_to_first()
+            first = bytes(it.key()) if it.valid() else None
+            del it
+            if first is None:
+                return None, total
+            value = db.get(first[:len(first) % 8] + key_row)
+            return (None if value is None else bytes(value)), total
+        finally:
+            db.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _records(storage: Storage, folder: str, name: str, codec: str, changelog: bool, key_row: bytes) -> list[tuple[str, bytes | None]]:
+    try:
+        data = storage.read(storage.join(folder, name))
+    except OSError as e:
+        raise StateFileError(f"{name}: cannot read ({e})") from None
+    # a whole file (its end marker last: key length -1, or a v2/v4 changelog's 0x00) whose
+    # decompressed bytes do not hold the key row has no record of it: the record-by-record
+    # parse is skipped (most files of a history, for one key); others are parsed, which
+    # raises for a truncated file
+    fh = open_stream(io.BytesIO(data), codec, name)
+    try:
+        plain = fh.read()
+    except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file
+        raise StateFileError(f"{name}: unreadable ({type(e).__name__}: {e})") from None
+    finally:
+        fh.close()
+    ended = plain.endswith(b"\xff\xff\xff\xff") or (changelog and plain[:3] == b"\x00\x02v" and plain.endswith(b"\x00"))
+    if ended and key_row not in plain:
+        return []
+    return [(r.op, r.value) for r in read_records(io.BytesIO(data), codec, name, changelog=changelog)
+            if _matches(r.key, key_row)]
+
+
+def _apply(value: bytes | None, recs: list[tuple[str, bytes | None]]) -> bytes | None:
+    for op, v in recs:
+        if op == DELETE:
+            value = None
+        elif op == MERGE and value is not None and v is not None:
+            value = value + b"," + v
+        else:
+            value = v
+    return value
+
+
+def _rocks_value(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
+    """(value bytes, files read, bytes read) of the key at ``version`` in a RocksDB store."""
+    ctx, folder, key_row = r.ctx, r.folder, r.target.key_row
+    files = rocksdb.list_files(ctx.storage, folder)
+    ids = ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, version)
+    value, start, read, total = None, 0, [], 0
+    for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
+        picked = _pick(files[(s, "zip")], ids.get(s))
+        if picked is None or not all((v, "changelog") in files for v in range(s + 1, version + 1)):
+            continue
+        value, total = _rocks_get(ctx.storage, folder, picked[0], key_row)
+        read.append(picked[0])
+        start = s
+        break
+    for v in range(start + 1, version + 1):
+        picked = _pick(files.get((v, "changelog")), ids.get(v))
+        if picked is None:
+            raise StateFileError(f"{folder}: no snapshot (.zip) or changelog for version {v} "
+                                 f"(needed to rebuild version {version})")
+        value = _apply(value, _records(ctx.storage, folder, picked[0], ctx.codec, True, key_row))
+        read.append(picked[0])
+        total += picked[1]
+    return value, read, total
+
+
+def _hdfs_value(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
+    ids = r.ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, version)
+    rows, rep = hdfs.load(r.ctx.storage, r.folder, version, r.ctx.codec, ids)
+    value = rows.get(r.target.key_row)  # HDFS-backed stores key by the plain UnsafeRow
+    names = ([f"{rep.snapshot}.snapshot"] if rep.snapshot else []) + [f"{v}.delta" for v in rep.deltas]
+    return value, names, rep.bytes
+
+
+def _decode(r: _Resolved, raw: bytes | None) -> tuple[Any, ...] | None:
+    if raw is None:
+        return None
+    _kdec, vdec = decoders(r.cf, r.target.provider)
+    try:
+        row = vdec(raw)
+    except RowError as e:
+        raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: the key's value does not "
+                             f"decode ({e})") from None
+    return row
+
+
+def _value_at(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
+    try:
+        if r.target.provider == "rocksdb":
+            return _rocks_value(r, version)
+        return _hdfs_value(r, version)
+    except (StateFileError, OSError) as e:
+        raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: {e}") from None
+
+
+def _last_batch(path: str, storage_options: dict[str, Any] | None) -> int:
+    cp, _ctx = open_context(path, storage_options)
+    ids = cast(Checkpoint, cp).commit_batch_ids
+    if not ids:
+        raise StateReadError(f"{path}: no committed batch yet (commits/ is empty)")
+    return ids[-1]
+
+
+def lookup_key(path: str, key: str, *, operator: int | None = None, batch: int | None = None,
+               storage_options: dict[str, Any] | None = None) -> KeyLookup:
+    """The value of the state key ``key`` (JSON, :func:`parse_key`) as of ``batch`` (default:
+    the last committed batch), reading only the partition Spark placed it in. Raises
+    :class:`KeyUsageError` for a key that does not fit the key schema (or an operator to
+    pick), :class:`StateReadError` when the state cannot be read."""
+    if batch is None:
+        batch = _last_batch(path, storage_options)
+    r = _resolve(path, key, operator, batch, storage_options)
+    raw, files, nbytes = _value_at(r, batch + 1)
+    return KeyLookup(r.target, batch, batch + 1, _decode(r, raw), tuple(files), nbytes)
+
+
+def _watermark(storage: Storage, root: str, batch: int) -> int | None:
+    try:
+        data = storage.read(storage.join(root, "offsets", str(batch)))
+    except OSError:
+        return None
+    entry, _findings = parse_offsets(data, batch, f"offsets/{batch}")
+    return entry.watermark_ms if entry is not None else None
+
+
+def key_history(path: str, key: str, from_batch: int, to_batch: int | None = None, *, operator: int | None = None,
+                storage_options: dict[str, Any] | None = None) -> KeyHistory:
+    """Every batch in ``from_batch``…``to_batch`` (default: the last committed batch) in which
+    the state key ``key`` was updated or removed (module docstring), with the batch's
+    watermark. Raises :class:`KeyUsageError` or :class:`StateReadError` (a delta or changelog
+    of the range that is missing or unreadable)."""
+    if to_batch is None:
+        to_batch = _last_batch(path, storage_options)
+    if from_batch > to_batch:
+        raise KeyUsageError(f"--from-batch {from_batch} is after --to-batch {to_batch}")
+    r = _resolve(path, key, operator, to_batch, storage_options)
+    ctx, folder, key_row = r.ctx, r.folder, r.target.key_row
+    changes: list[KeyChange] = []
+    ids = ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, to_batch + 1)
+    rocks = r.target.provider == "rocksdb"
+    try:
+        files = (rocksdb.list_files if rocks else hdfs.list_files)(ctx.storage, folder)
+        kind = "changelog" if rocks else "delta"
+        versions = range(from_batch + 1, to_batch + 2)
+        if rocks and not all((v, kind) in files for v in versions):
+            source = "versions compared"
+            before = _value_at(r, from_batch)[0] if from_batch > 0 else None
+            for v in versions:
+                now = _value_at(r, v)[0]
+                if now != before:
+                    changes.append(KeyChange(v - 1, v, UPDATE if now is not None else REMOVE, _decode(r, now),
+                                             _watermark(ctx.storage, ctx.root, v - 1)))
+                before = now
+        else:
+            source = "changelogs" if rocks else "delta files"
+            for v in versions:
+                picked = _pick(files.get((v, kind)), ids.get(v))
+                if picked is None:
+                    raise StateFileError(f"{folder}: no {kind} file for version {v} (batch {v - 1})")
+                recs = _records(ctx.storage, folder, picked[0], ctx.codec, rocks, key_row)
+                wm = _watermark(ctx.storage, ctx.root, v - 1) if recs else None
+                for op, raw in recs:
+                    changes.append(KeyChange(v - 1, v, REMOVE if op == DELETE else UPDATE, _decode(r, raw), wm))
+    except (StateFileError, OSError) as e:
+        raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: {e}") from None
+    return KeyHistory(r.target, from_batch, to_batch, source, tuple(changes))
