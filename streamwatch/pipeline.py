@@ -274,13 +274,13 @@ def plan_run(pipeline: Pipeline, workspace: Workspace, trigger: str) -> RunPlan:
     )
 
 
-# The pipelines shipped in ``sample_pipelines`` (also registered as entry points).
+# The pipelines shipped in ``streamwatch.sample_pipelines`` (the checkout's ``sample_pipelines/``; also entry points).
 BUNDLED = {
-    "flights": "sample_pipelines.flights:pipeline",
-    "orders": "sample_pipelines.orders:pipeline",
-    "events": "sample_pipelines.events:pipeline",
-    "clicks": "sample_pipelines.clicks:pipeline",
-    "sessions": "sample_pipelines.sessions:pipeline",
+    "flights": "streamwatch.sample_pipelines.flights:pipeline",
+    "orders": "streamwatch.sample_pipelines.orders:pipeline",
+    "events": "streamwatch.sample_pipelines.events:pipeline",
+    "clicks": "streamwatch.sample_pipelines.clicks:pipeline",
+    "sessions": "streamwatch.sample_pipelines.sessions:pipeline",
 }
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.clicks.factory import TOPIC, ClicksLanding
-from sample_pipelines.common import table_stream
+from ..common import table_stream
+from .factory import TOPIC, ClicksLanding
 
 WATERMARK = "10 minutes"
 WINDOW = "5 minutes"

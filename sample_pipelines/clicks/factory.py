@@ -17,7 +17,7 @@ from pathlib import Path
 
 from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE
 
-from sample_pipelines.common import check_ratios
+from ..common import check_ratios
 
 TOPIC = "clicks"
 PARTITIONS = 3

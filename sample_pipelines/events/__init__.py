@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
-from sample_pipelines.events.factory import EventsFactory
+from ..common import file_bronze, good_rows, quarantine_layer, table_stream
+from .factory import EventsFactory
 
 MAX_FILES_PER_TRIGGER = 10
 VIEW = "events_silver"

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-from sample_pipelines.common import check_ratios
-from sample_pipelines.replay import IntervalReplay
+from ..common import check_ratios
+from ..replay import IntervalReplay
 
 START = datetime(2016, 7, 26, tzinfo=timezone.utc)
 SESSIONS = 20_000

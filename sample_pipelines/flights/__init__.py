@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
-from sample_pipelines.flights.factory import FlightsFactory
-from sample_pipelines.flights.weather import WeatherFactory, enrich, weather_schema
+from ..common import file_bronze, good_rows, quarantine_layer, table_stream
+from .factory import FlightsFactory
+from .weather import WeatherFactory, enrich, weather_schema
 
 WATERMARK = "1 hour"
 WINDOW = "1 hour"

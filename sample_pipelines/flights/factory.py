@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-from sample_pipelines.common import check_ratios
-from sample_pipelines.replay import IntervalReplay, write_atomically
+from ..common import check_ratios
+from ..replay import IntervalReplay, write_atomically
 
 COLUMNS = [
     "year", "month", "day", "dep_time", "sched_dep_time", "dep_delay", "arr_time",

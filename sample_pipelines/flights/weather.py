@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-from sample_pipelines.replay import IntervalReplay
+from ..replay import IntervalReplay
 
 WEATHER_COLUMNS = [
     "origin", "year", "month", "day", "hour", "temp", "dewp", "humid", "wind_dir",

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
-from sample_pipelines.orders.factory import OrdersFactory
+from ..common import file_bronze, good_rows, quarantine_layer, table_stream
+from .factory import OrdersFactory
 
 WATERMARK = "1 hour"
 WINDOW = "1 hour"

@@ -24,8 +24,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 # numpy is imported where orders are made: reading the pipeline's definition must not load it
-from sample_pipelines.common import check_ratios
-from sample_pipelines.replay import write_atomically
+from ..common import check_ratios
+from ..replay import write_atomically
 
 START = datetime(2024, 3, 1, tzinfo=timezone.utc)
 STATE = ".orders-state.json"

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
-from sample_pipelines.common import file_bronze, good_rows, quarantine_layer, table_stream
-from sample_pipelines.sessions.factory import ViewsFactory
+from ..common import file_bronze, good_rows, quarantine_layer, table_stream
+from .factory import ViewsFactory
 
 MAX_FILES_PER_TRIGGER = 12
 GAP_MS = 30 * 60 * 1000
@@ -58,7 +58,7 @@ def silver(ctx: LayerContext):
 def sessionize(silver_df, idle_ms: int = IDLE_MS):
     """Silver page views → closed sessions (``SESSIONS_SCHEMA``) through the stateful
     processor in processing-time mode; ``idle_ms`` is the idle timer (ms of wall clock)."""
-    from sample_pipelines.sessions.processor import SessionProcessor
+    from .processor import SessionProcessor
 
     return (
         silver_df.select("user", "time", "page")

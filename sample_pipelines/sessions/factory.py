@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-from sample_pipelines.common import check_ratios
-from sample_pipelines.replay import IntervalReplay
+from ..common import check_ratios
+from ..replay import IntervalReplay
 
 START = datetime(2026, 3, 2, tzinfo=timezone.utc)
 USERS = 150

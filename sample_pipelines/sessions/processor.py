@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 
-from sample_pipelines.sessions import GAP_MS, TTL_MS
+from . import GAP_MS, TTL_MS
 
 _COLUMNS = ["user", "session_start", "session_end", "views", "distinct_pages", "closed_by"]
 

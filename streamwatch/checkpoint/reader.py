@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from streamwatch.checkpoint import health
 from streamwatch.checkpoint.delta import read_delta_log
 from streamwatch.checkpoint.filelog import read_file_log, with_interval
-from streamwatch.checkpoint.fs import Item, Storage, StorageError, open_storage
+from streamwatch.checkpoint.fs import Item, Storage, StorageError, open_storage, url_of
 from streamwatch.checkpoint.logs import parse_commit, parse_metadata, parse_offsets
 from streamwatch.checkpoint.spark4 import (
     find_repartitions,
@@ -284,7 +284,7 @@ def _read(
     else:
         sink_root = _discover_sink(storage, root)
         if sink_root is not None:
-            sink_path = sink_root if "://" not in raw else raw.split("://", 1)[0] + "://" + sink_root
+            sink_path = url_of(raw, sink_root)
     if sink_root is not None:
         try:
             sink_kind = sink_storage.kind(sink_root)

@@ -30,9 +30,15 @@ def doctor() -> None:
       STREAMWATCH_TABLE_FORMAT=parquet streamwatch doctor
       STREAMWATCH_JARS=/opt/streamwatch-jars streamwatch doctor
 
-    JVM jars come from `make jars` (mvn, into .jars/ beside the checkout, or
-    $STREAMWATCH_JARS); nothing is downloaded at session start. Exit 1 when a forced
-    table format cannot be honoured.
+    JVM jars come from `streamwatch jars` (mvn; into $STREAMWATCH_JARS, else the
+    checkout's .jars/ when it exists, else ~/.cache/streamwatch/jars/<pyspark version>);
+    nothing is downloaded at session start.
+
+    \b
+    Exit codes:
+      0  report printed
+      1  a forced table format (STREAMWATCH_TABLE_FORMAT) cannot be honoured
+      2  bad option
     """
     from streamwatch.spark.javainfo import java_version
     from streamwatch.spark.tableformat import (
@@ -61,7 +67,7 @@ def doctor() -> None:
         jar = resolved[a.jar_set].get(a.artifact)
         where = f"{jar.version} from {jar.path}" if jar else f"not resolved ({NO_JARS_HINT})"
         if jar is None and a.jar_set == "s3":
-            where = "not resolved (`make jars-s3`: only for s3a:// workspaces)"
+            where = "not resolved (`streamwatch jars --set s3`: only for s3a:// workspaces)"
         click.echo(f"  {a.jar_set:<13} {a.group + ':' + a.artifact + ':' + a.version:<52} {where}")
     for s in JAR_SETS:
         if resolved[s]:
@@ -71,7 +77,7 @@ def doctor() -> None:
         d = decide_table_format()
         click.echo(f"\n{'table format':<13} {d.format} — {d.reason}")
         click.echo(f"{'kafka':<13} {'Spark Kafka source/sink loadable' if d.kafka else 'off (' + NO_JARS_HINT + ')'}")
-        click.echo(f"{'s3a':<13} {'Spark reads and writes s3a:// (hadoop-aws loaded)' if d.s3 else 'off (make jars-s3)'}")
+        click.echo(f"{'s3a':<13} {'Spark reads and writes s3a:// (hadoop-aws loaded)' if d.s3 else 'off (streamwatch jars --set s3)'}")
     except TableFormatError as e:
         click.echo(f"\n{'table format':<13} error — {e}")
         failed = True

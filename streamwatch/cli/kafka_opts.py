@@ -18,7 +18,7 @@ from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE, Pipeline, Workspace
 KAFKA_OPTION = click.option(
     "--kafka-bootstrap", default=None, metavar="HOST:PORT", envvar="STREAMWATCH_KAFKA_BOOTSTRAP", show_envvar=True,
     help="Kafka broker of a pipeline that reads Kafka (clicks). Default: start a single-node broker "
-         "on 127.0.0.1 for the run (from `make jars`), stopped on exit.")
+         "on 127.0.0.1 for the run (from `streamwatch jars --set kafka-broker`), stopped on exit.")
 
 
 class KafkaUnavailable(StreamwatchError):

@@ -27,7 +27,7 @@ Examples:
   streamwatch log --master spark://10.0.0.5:7077 --out s3://bucket/job/events.jsonl
                                                            on a cluster, recorded as S3 segments
   streamwatch log --workspace s3a://my-bucket/ws --trigger availableNow --out run.jsonl
-                                                           tables and checkpoints on S3 (make jars-s3;
+                                                           tables and checkpoints on S3 (streamwatch jars --set s3;
                                                            endpoint from AWS_ENDPOINT_URL), landing local
   streamwatch log --remote sc://127.0.0.1:15002 --workspace /shared/ws --out ev.jsonl
                                                            through a Spark Connect server (the

@@ -18,7 +18,7 @@ _OPTIONS = (
                  help="Bundled (or plugged-in) pipeline to run; see `streamwatch pipelines`."),
     click.option("--workspace", default=str(DEFAULT_WORKSPACE), show_default=True, metavar="DIR|s3a://BUCKET/PREFIX",
                  help="Folder for landing files, tables, checkpoints and logs/spark.log; or an S3 prefix "
-                      "(s3a://BUCKET/PREFIX, needs `make jars-s3`) for the tables and checkpoints, the "
+                      "(s3a://BUCKET/PREFIX, needs `streamwatch jars --set s3`) for the tables and checkpoints, the "
                       "landing files and logs then staying in ./streamwatch-workspace."),
     click.option("--trigger", default="processingTime=2 seconds", show_default=True,
                  help="default | availableNow | once | processingTime=<interval> (e.g. 2s, 500ms)."),
@@ -87,7 +87,7 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
 
 def object_store_unavailable(ws: Workspace) -> str | None:
     """Why Spark in this process cannot write ``ws`` — an ``s3a://`` workspace while
-    ``hadoop-aws`` (``make jars-s3``) is not resolved — as one line; None when it can."""
+    ``hadoop-aws`` (``streamwatch jars --set s3``) is not resolved — as one line; None when it can."""
     if ws.root.is_local:
         return None
     from streamwatch.spark.tableformat import decide_table_format  # no pyspark import
@@ -95,4 +95,4 @@ def object_store_unavailable(ws: Workspace) -> str | None:
     if decide_table_format().s3:
         return None
     return (f"--workspace {ws.root.spark_uri}: Spark needs hadoop-aws for s3a:// and it is not resolved "
-            "(run `make jars-s3`, which needs mvn and Maven Central)")
+            "(run `streamwatch jars --set s3`, which needs mvn and Maven Central)")

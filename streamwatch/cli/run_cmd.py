@@ -33,7 +33,7 @@ def run(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
 
     The clicks pipeline reads Kafka: without --kafka-bootstrap it starts a
     single-node broker on 127.0.0.1 (temporary log folder, stopped on exit);
-    without the Kafka jars (make jars) it exits 3 with a one-line reason.
+    without the Kafka jars (`streamwatch jars`) it exits 3 with a one-line reason.
 
     \b
     Keys: 1-6 tabs (queries, detail, checkpoint, landing, events, results),
@@ -51,6 +51,13 @@ def run(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
       streamwatch run --master spark://127.0.0.1:7077
       streamwatch run --pipeline clicks                         with its own Kafka broker
       streamwatch run --pipeline clicks --kafka-bootstrap 127.0.0.1:9092
+
+    \b
+    Exit codes:
+      0  the dashboard was quit (q), or --no-ui ended
+      2  bad option
+      3  Spark could not start: pyspark not installed, the Kafka jars or broker missing, s3a:// without hadoop-aws
+      4  the workspace cannot be written
     """
     try:
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)

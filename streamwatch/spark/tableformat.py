@@ -1,8 +1,10 @@
 """Choose the table format once: Delta Lake where its JVM jars are on disk, else Parquet.
 
-streamwatch's JVM dependencies are pinned in ``jvm/pom.xml`` and resolved by ``make jars``
-(``mvn dependency:copy-dependencies``) into a local, uncommitted folder — ``.jars/`` beside
-the checkout, or ``$STREAMWATCH_JARS`` — with one sub-folder per set:
+streamwatch's JVM dependencies are pinned in ``jvm/pom.xml`` and resolved for the installed
+pyspark by ``streamwatch jars`` (:mod:`streamwatch.spark.jars`; ``make jars`` runs it) with
+``mvn dependency:copy-dependencies`` into a local folder (:func:`jars_root`:
+``$STREAMWATCH_JARS``, the checkout's ``.jars/``, or ``~/.cache/streamwatch/jars/<pyspark
+version>``) with one sub-folder per set:
 
 * ``spark``: Delta Lake (``delta-spark``, ``delta-storage``, Delta kernel) and the Spark Kafka
   connector (``spark-sql-kafka-0-10``, ``kafka-clients``, ``commons-pool2``), loaded into the
@@ -32,10 +34,12 @@ ENV_FORMAT = "STREAMWATCH_TABLE_FORMAT"
 ENV_JARS = "STREAMWATCH_JARS"
 #: The checkout's ``.jars`` folder (``make jars`` fills it; editable installs find it here).
 DEFAULT_JARS = Path(__file__).resolve().parents[2] / ".jars"
-POM = Path(__file__).resolve().parents[2] / "jvm" / "pom.xml"
+# the checkout's jvm/pom.xml; a wheel carries the same file as package data, streamwatch/jvm/pom.xml
+_PACKAGED_POM = Path(__file__).resolve().parents[1] / "jvm" / "pom.xml"
+POM = _PACKAGED_POM if _PACKAGED_POM.is_file() else Path(__file__).resolve().parents[2] / "jvm" / "pom.xml"
 SPARK_SET, BROKER_SET, S3_SET = "spark", "kafka-broker", "s3"
 JAR_SETS = (SPARK_SET, BROKER_SET, S3_SET)
-NO_JARS_HINT = "run `make jars`, which needs mvn and Maven Central"
+NO_JARS_HINT = "run `streamwatch jars` (`make jars` in a checkout), which needs mvn and Maven Central"
 
 # greedy artifact: ``spark-sql-kafka-0-10_2.13-4.2.0`` → (spark-sql-kafka-0-10_2.13, 4.2.0)
 _JAR_NAME = re.compile(r"^(?P<artifact>.+)-(?P<version>\d+\.[\w.\-]*)\.jar$")
@@ -75,10 +79,30 @@ class TableFormatDecision:
     s3: bool = False
 
 
-def jars_root(env: Mapping[str, str] | None = None) -> Path:
-    """The resolved-jars folder: ``$STREAMWATCH_JARS`` or the checkout's ``.jars``."""
+def user_jars_root(spark_version: str | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The per-user folder ``streamwatch jars`` fills outside a checkout:
+    ``$XDG_CACHE_HOME/streamwatch/jars/<pyspark version>`` (``~/.cache`` without it); the
+    installed pyspark's version when ``spark_version`` is None, none when pyspark is absent."""
     env = os.environ if env is None else env
-    return Path(env[ENV_JARS]) if env.get(ENV_JARS) else DEFAULT_JARS
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    cache = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
+    if spark_version is None:
+        from importlib import metadata
+
+        try:
+            spark_version = metadata.version("pyspark")
+        except metadata.PackageNotFoundError:
+            spark_version = "no-pyspark"
+    return cache / "streamwatch" / "jars" / spark_version
+
+
+def jars_root(env: Mapping[str, str] | None = None) -> Path:
+    """The resolved-jars folder: ``$STREAMWATCH_JARS``, else the checkout's ``.jars`` when it
+    exists, else :func:`user_jars_root` (jars matching the installed pyspark)."""
+    env = os.environ if env is None else env
+    if env.get(ENV_JARS):
+        return Path(env[ENV_JARS])
+    return DEFAULT_JARS if DEFAULT_JARS.is_dir() else user_jars_root(env=env)
 
 
 def resolved_jars(jar_set: str, env: Mapping[str, str] | None = None) -> list[JvmJar]:

@@ -60,7 +60,8 @@ def test_delta_forced_without_jars_is_an_error(tmp_path):
     rc, rows, err = _doctor(_env(tmp_path, STREAMWATCH_TABLE_FORMAT="delta"))
     assert rc == 1 and "Traceback" not in err
     assert rows["table format"] == (f"error — STREAMWATCH_TABLE_FORMAT=delta but Delta's jars are not in "
-                                    f"{tmp_path / 'no-jars' / 'spark'}: run `make jars`, which needs mvn and Maven Central")
+                                    f"{tmp_path / 'no-jars' / 'spark'}: run `streamwatch jars` (`make jars` in a checkout), "
+                                    "which needs mvn and Maven Central")
 
 
 @pytest.mark.parametrize("setting", ["auto", ""])

@@ -38,7 +38,7 @@ def test_s3a_workspace_without_hadoop_aws_is_one_line_exit_3(tmp_path):
     assert r.returncode == 3, r.stderr
     assert r.stderr.splitlines() == [
         "streamwatch run: --workspace s3a://my-bucket/streamwatch: Spark needs hadoop-aws for s3a:// and it is "
-        "not resolved (run `make jars-s3`, which needs mvn and Maven Central)"]
+        "not resolved (run `streamwatch jars --set s3`, which needs mvn and Maven Central)"]
     assert r.stdout == ""
     assert not (tmp_path / "streamwatch-workspace").exists()
 

@@ -109,7 +109,7 @@ def test_an_s3a_workspace_without_hadoop_aws_is_one_line_and_exit_3(tmp_path, mo
     res = CliRunner().invoke(main, ["log", "--workspace", "s3a://bkt/ws", "--out", str(tmp_path / "e.jsonl")])
     assert res.exit_code == 3, res.output
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and "s3a://bkt/ws" in lines[0] and "make jars-s3" in lines[0], lines
+    assert len(lines) == 1 and "s3a://bkt/ws" in lines[0] and "streamwatch jars --set s3" in lines[0], lines
 
 
 def test_a_workspace_that_is_a_file_is_one_line_and_exit_2(tmp_path):
