@@ -14,7 +14,7 @@ class ExitCode(enum.IntEnum):
     """Exit statuses of every ``streamwatch`` subcommand."""
 
     OK = 0
-    WARNINGS = 1  # findings of severity warning; a query failed
+    WARNINGS = 1  # findings of severity warning; a query failed; nothing found to show
     USAGE = 2  # bad option or argument (click's own status too)
     ERRORS = 3  # findings of severity error; Spark refused or could not start
     UNREADABLE = 4  # input unreadable; output cannot be written
@@ -32,6 +32,21 @@ class NotInstalled(StreamwatchError):
     ``pip install`` that brings it. Exit 3, like Spark that cannot start."""
 
     exit_code = ExitCode.ERRORS
+
+
+class UsageError(StreamwatchError):
+    """Options or arguments that click accepts one by one but the command cannot use together
+    (``--plan`` with ``--apply-to``, an unknown pipeline, a batch not in the checkpoint …).
+    Exit 2, click's own status for a bad option."""
+
+    exit_code = ExitCode.USAGE
+
+
+class Unreadable(StreamwatchError):
+    """A command's input cannot be read or its output cannot be written (a checkpoint, a
+    saved ``inspect --json`` file, ``--out``, a port to serve on). Exit 4."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 #: Optional top-level modules → (what needs them, the extra that installs them).

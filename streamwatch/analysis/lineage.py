@@ -30,6 +30,7 @@ from collections import defaultdict
 from urllib.parse import unquote, urlparse
 
 from streamwatch.checkpoint import CheckpointError, read_checkpoint
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint, FilesByBatch, SinkFileEntry
 from streamwatch.model.lineage import Hop, Journey, Step
 from streamwatch.model.runtime import QueryPlan, RunPlan
@@ -38,8 +39,11 @@ from streamwatch.model.runtime import QueryPlan, RunPlan
 SOURCE_FILE_COLUMNS = ("_source_file", "source_file")
 
 
-class LineageError(Exception):
-    """The file is not known to any query of the pipeline (one-line message)."""
+class LineageError(StreamwatchError):
+    """The file is not known to any query of the pipeline (one-line message). Exit 1: nothing
+    to show, as ``streamwatch lineage`` says."""
+
+    exit_code = ExitCode.WARNINGS
 
 
 def norm_path(uri: str) -> str:

@@ -28,6 +28,9 @@ Examples:
 """
 
 
+#: At most this many characters of an escaping error's first line are printed.
+MESSAGE_CHARS = 1000
+
 # subcommand name → its module under streamwatch.cli (the click command is the module's
 # attribute of the same name)
 COMMANDS: dict[str, str] = {
@@ -35,7 +38,7 @@ COMMANDS: dict[str, str] = {
     "events": "events_cmd", "replay": "replay_cmd", "land": "land_cmd",
     "pipelines": "pipelines_cmd", "watch": "watch_cmd", "diff": "diff_cmd",
     "retention": "retention_cmd", "recover": "recover_cmd", "compat": "compat_cmd",
-    "state": "state_cmd", "lineage": "lineage_cmd",
+    "state": "state_cmd", "lineage": "lineage_cmd", "jars": "jars_cmd",
 }
 
 
@@ -70,8 +73,10 @@ class Streamwatch(click.Group):
 
     @staticmethod
     def _fail(ctx: click.Context, e: StreamwatchError) -> None:
+        # the subcommands raise their refusals (UsageError, Unreadable …) with the whole line
+        # they mean to print, paths included: bounded, but not at the 200 of a status cell
         command = ctx.invoked_subcommand or "run"
-        click.echo(f"streamwatch {command}: {one_line(e)}", err=True)
+        click.echo(f"streamwatch {command}: {one_line(e, MESSAGE_CHARS)}", err=True)
         ctx.exit(exit_code_for(e))
 
 

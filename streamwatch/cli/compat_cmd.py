@@ -4,11 +4,11 @@ from this checkpoint? A verdict per rule, optionally beside Spark's own answer (
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, UsageError
 
 EPILOG = """\b
 Examples:
@@ -36,15 +36,16 @@ checkpoint (shuffle partitions, state store provider, state format versions),
 watermark and output mode changes. --verify copies the checkpoint (and a file
 sink folder) to a temporary folder, starts the query there with availableNow
 and prints Spark's own answer beside the prediction. The checkpoint is never
-written. Exit status: 0 compatible, 1 allowed with consequences, 3 incompatible,
-4 unreadable checkpoint, 2 usage (bad MODULE:FUNCTION, unknown pipeline or
-layer, a layer Spark cannot build).
+written.
+
+\b
+Exit codes:
+  0  compatible
+  1  allowed with consequences
+  2  bad option (bad MODULE:FUNCTION, unknown pipeline or layer, a layer Spark cannot build, --verify on a foreachBatch/foreach sink)
+  3  incompatible
+  4  the checkpoint is unreadable
 """
-
-
-def _fail(code: int, msg: str) -> NoReturn:
-    click.echo(f"streamwatch compat: {msg}", err=True)
-    sys.exit(code)
 
 
 def _session():
@@ -70,38 +71,33 @@ def _session():
 @click.option("--workspace", type=click.Path(file_okay=False), default=None, metavar="DIR", help="The --pipeline run's workspace (default: the one CHECKPOINT lies in, else ./streamwatch-workspace).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The checkpoint's sink folder (discovered in a streamwatch workspace).")
 @click.option("--verify", is_flag=True, help="Also start the query on a temporary copy and report Spark's answer.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.compat/1, see README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.compat/1, see docs/ops.md).")
 def compat(path: str, query: str | None, pipeline_name: str | None, layer: str | None, workspace: str | None,
            sink: str | None, verify: bool, as_json: bool) -> None:
     """Predict whether the changed query restarts from the checkpoint at PATH."""
     if (query is None) == (pipeline_name is None) or (pipeline_name is None) != (layer is None):
-        _fail(ExitCode.USAGE, "give either --query MODULE:FUNCTION or --pipeline NAME --layer LAYER")
-    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+        raise UsageError("give either --query MODULE:FUNCTION or --pipeline NAME --layer LAYER")
+    from streamwatch.checkpoint import read_checkpoint
     from streamwatch.checkpoint.fs import open_storage
     from streamwatch.checkpoint.ops.compat_rules import RANK, check
 
-    try:
-        cp = read_checkpoint(path, sink=sink, full=True)
-        storage, _ = open_storage(path)
-    except CheckpointError as e:
-        _fail(ExitCode.UNREADABLE, str(e))
+    cp = read_checkpoint(path, sink=sink, full=True)  # CheckpointError: exit 4
+    storage, _ = open_storage(path)
     click.echo("starting Spark to analyse the query (no batch runs)…", err=True)
     from streamwatch.spark import compat as sc
 
     spark = _session()
-    try:
-        if query is not None:
-            writer = sc.load_writer(query, spark, search_path=".")
-        else:
-            assert pipeline_name is not None and layer is not None
-            writer = sc.bundled_writer(spark, pipeline_name, layer, workspace or _workspace_of(path))
-        new = sc.shape(writer)
-    except sc.QueryLoadError as e:
-        _fail(ExitCode.USAGE, str(e))
+    # QueryLoadError (bad MODULE:FUNCTION, unknown pipeline or layer): exit 2
+    if query is not None:
+        writer = sc.load_writer(query, spark, search_path=".")
+    else:
+        assert pipeline_name is not None and layer is not None
+        writer = sc.bundled_writer(spark, pipeline_name, layer, workspace or _workspace_of(path))
+    new = sc.shape(writer)
     doc = check(cp, storage, new)
     if verify and new.sink_format in ("foreachBatch", "foreach"):
-        _fail(ExitCode.USAGE, f"--verify: a {new.sink_format} sink writes where its function says, not to a folder "
-                              "that can be copied (it would write the real table); compare without --verify")
+        raise UsageError(f"--verify: a {new.sink_format} sink writes where its function says, not to a folder "
+                         "that can be copied (it would write the real table); compare without --verify")
     if verify:
         click.echo("--verify: starting the query on a temporary copy of the checkpoint…", err=True)
         ans = sc.verify(writer, cp.path, new.sink_path)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from streamwatch.cli.stores_help import OBJECT_STORES
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, Unreadable, UsageError
 
 EPILOG = """\b
 Examples:
@@ -17,27 +17,27 @@ Examples:
   streamwatch inspect CP --json > before.json
   streamwatch diff before.json CP            a saved inspect --json summary works as OLD
   streamwatch diff CP --from-batch 3 --to-batch 9     two batches of one checkpoint
-  streamwatch diff OLD NEW --json | jq .sources       schema streamwatch.diff/1 (README)
+  streamwatch diff OLD NEW --json | jq .sources       schema streamwatch.diff/1 (docs/ops.md)
 
 \b
 Shows: batches planned/committed/purged, each source's offset movement (file
 source: files added to its log; Kafka: offsets per partition; rate/Delta fields),
 watermark movement, conf changes, state versions and bytes per operator and
 partition, sink log entries added, findings that appeared or cleared.
-Exit status: 0 no change, 1 changes found, 2 usage, 4 unreadable input.
 Nothing under OLD or NEW is ever written.
+
+\b
+Exit codes:
+  0  no change
+  1  changes found
+  2  bad option (NEW missing, --from-batch/--to-batch out of range or with NEW)
+  4  OLD or NEW unreadable
 """ + OBJECT_STORES
-
-USAGE, UNREADABLE = ExitCode.USAGE, ExitCode.UNREADABLE
-
-
-def _fail(code: int, msg: str) -> NoReturn:
-    click.echo(f"streamwatch diff: {msg}", err=True)
-    sys.exit(code)
 
 
 def _load(arg: str, sink: str | None, full: bool = True):
-    """A Snapshot from a checkpoint folder/URL or a saved ``inspect --json`` file."""
+    """A Snapshot from a checkpoint folder/URL or a saved ``inspect --json`` file. Raises
+    :class:`~streamwatch.checkpoint.CheckpointError` or :class:`Unreadable` (exit 4)."""
     import os
 
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
@@ -51,13 +51,13 @@ def _load(arg: str, sink: str | None, full: bool = True):
                 doc = orjson.loads(fh.read())
             return from_inspect_json(doc)
         except (OSError, orjson.JSONDecodeError, SnapshotError, KeyError, TypeError, ValueError) as e:
-            _fail(UNREADABLE, f"{arg}: {e}")
+            raise Unreadable(f"{arg}: {e}") from None
     try:
         return from_checkpoint(read_checkpoint(arg, sink=sink, full=full))
-    except CheckpointError as e:
-        _fail(UNREADABLE, str(e))
+    except CheckpointError:
+        raise  # its own one line, exit 4
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
-        _fail(UNREADABLE, f"{arg}: unreadable ({type(e).__name__}: {e})")
+        raise Unreadable(f"{arg}: unreadable ({type(e).__name__}: {e})") from None
 
 
 @click.command(epilog=EPILOG)
@@ -66,7 +66,7 @@ def _load(arg: str, sink: str | None, full: bool = True):
 @click.option("--from-batch", "from_batch", type=int, default=None, metavar="A", help="With one checkpoint: compare batch A…")
 @click.option("--to-batch", "to_batch", type=int, default=None, metavar="B", help="…with batch B (default: the latest planned batch).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (discovered in a streamwatch workspace).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.diff/1, see README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.diff/1, see docs/ops.md).")
 def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None, sink: str | None, as_json: bool) -> None:
     """Compare two snapshots of one checkpoint: OLD and NEW are checkpoint
     folders (or fsspec URLs), OLD may be a saved `inspect --json` summary.
@@ -75,26 +75,20 @@ def diff(old: str, new: str | None, from_batch: int | None, to_batch: int | None
 
     if from_batch is not None or to_batch is not None:
         if new is not None:
-            _fail(USAGE, "give one checkpoint with --from-batch/--to-batch, or two snapshots without them")
+            raise UsageError("give one checkpoint with --from-batch/--to-batch, or two snapshots without them")
         if from_batch is None:
-            _fail(USAGE, "--to-batch needs --from-batch")
-        from streamwatch.checkpoint import CheckpointError, read_checkpoint
+            raise UsageError("--to-batch needs --from-batch")
+        from streamwatch.checkpoint import read_checkpoint
 
-        try:
-            cp = read_checkpoint(old, sink=sink, full=True)
-        except CheckpointError as e:
-            _fail(UNREADABLE, str(e))
+        cp = read_checkpoint(old, sink=sink, full=True)  # CheckpointError: exit 4
         b = to_batch if to_batch is not None else cp.latest_batch_id
-        if b is None or from_batch > b:  # type: ignore[operator]
-            _fail(USAGE, f"--from-batch {from_batch} is after --to-batch {b}")
-        try:
-            doc = ops.diff(ops.at_batch(cp, from_batch), ops.at_batch(cp, b))  # type: ignore[arg-type]
-        except ops.BatchRangeError as e:
-            _fail(USAGE, str(e))
+        if b is None or from_batch > b:
+            raise UsageError(f"--from-batch {from_batch} is after --to-batch {b}")
+        doc = ops.diff(ops.at_batch(cp, from_batch), ops.at_batch(cp, b))  # BatchRangeError: exit 2
     else:
         if new is None:
-            _fail(USAGE, "NEW is missing (or use --from-batch A --to-batch B on one checkpoint)")
-        doc = ops.diff(_load(old, sink), _load(new, sink))  # type: ignore[arg-type]
+            raise UsageError("NEW is missing (or use --from-batch A --to-batch B on one checkpoint)")
+        doc = ops.diff(_load(old, sink), _load(new, sink))
     if as_json:
         import orjson
 

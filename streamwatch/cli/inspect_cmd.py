@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, Unreadable, UsageError
 
 EPILOG = """\b
 Examples:
@@ -26,12 +26,15 @@ Examples:
                                               records the query had not read
 
 \b
---check exit status: 0 ok (no warnings), 1 warnings, 3 errors, 4 PATH unreadable
-(2 is click's own status for a bad option; also --kafka-bootstrap on a checkpoint
-without a Kafka source; 4 too when the broker does not answer). Without --check the exit status is 0
-whenever PATH could be read, 4 otherwise. With --recursive, --check exits with the
-worst status of all checkpoints found (4 when one could not be read). Nothing under
-PATH is ever written.
+Exit codes:
+  0  PATH was read (with --check: and nothing worse than info found)
+  1  --check: warnings
+  2  bad option (also --kafka-bootstrap on a checkpoint without a Kafka source, --batch N not in it)
+  3  --check: errors
+  4  PATH unreadable; the Kafka broker does not answer
+
+With --recursive, --check exits with the worst status of all checkpoints found
+(4 when one could not be read). Nothing under PATH is ever written.
 """
 
 
@@ -77,23 +80,15 @@ def read_as_inspect(path: str, *, sink: str | None = None, full: bool = False, s
     return cp if audited is judged else replace(cp, findings=audited.findings)
 
 
-def _fail(msg: str) -> None:
-    click.echo(f"streamwatch inspect: {msg}", err=True)
-    sys.exit(ExitCode.UNREADABLE)
-
-
 def _fleet(root: str, as_json: bool, check: bool) -> None:
     """``--recursive``: every checkpoint under ROOT, one row each, worst first."""
-    from streamwatch.checkpoint import CheckpointError
     from streamwatch.checkpoint.fleet import read_fleet
 
     if not as_json and sys.stderr.isatty():
         click.echo(f"streamwatch inspect: searching {root} for checkpoints…", err=True)
-    try:  # each checkpoint judged by inspect's own reading (state bytes measured for the column)
-        rows = read_fleet(root, read=lambda url: read_as_inspect(url, measure=True))
-    except CheckpointError as e:
-        _fail(str(e))
-        return
+    # each checkpoint judged by inspect's own reading (state bytes measured for the column);
+    # CheckpointError: exit 4
+    rows = read_fleet(root, read=lambda url: read_as_inspect(url, measure=True))
     if as_json:
         import orjson
 
@@ -116,7 +111,7 @@ def _fleet(root: str, as_json: bool, check: bool) -> None:
 @click.argument("path", type=str)
 @click.option("--batch", "batch_id", type=int, default=None, metavar="N", help="Show batch N in detail.")
 @click.option("--batches", is_flag=True, help="Timeline: offsets N / commit N / state version N+1 / sink entry N.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.inspect/1, see README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.inspect/1, see docs/inspect.md).")
 @click.option("--check", is_flag=True, help="Exit status by worst finding: 0 ok, 1 warnings, 3 errors, 4 unreadable.")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The sink's output folder (file sink or Delta table); discovered in a streamwatch workspace.")
 @click.option("--recursive", "-r", is_flag=True, help="PATH is a ROOT: one row per checkpoint found under it, worst first.")
@@ -139,37 +134,31 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     from streamwatch.model.findings import worst_severity
 
     if batches and batch_id is not None:
-        click.echo("streamwatch inspect: use --batch N or --batches, not both", err=True)
-        sys.exit(ExitCode.USAGE)
+        raise UsageError("use --batch N or --batches, not both")
     target = None
     if spark_version is not None:
         try:
             target = features.parse_line(spark_version)
         except ValueError as e:
-            click.echo(f"streamwatch inspect: --spark {e}", err=True)
-            sys.exit(ExitCode.USAGE)
+            raise UsageError(f"--spark {e}") from None
     if recursive:
         if batches or batch_id is not None or sink or kafka_bootstrap or spark_version:
-            click.echo("streamwatch inspect: --recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap/--spark need one PATH", err=True)
-            sys.exit(ExitCode.USAGE)
+            raise UsageError("--recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap/--spark need one PATH")
         _fleet(path, as_json, check)
         return
     full = batches or batch_id is not None
     try:
         cp = read_as_inspect(path, sink=sink, full=full, sizes=sizes)
-    except CheckpointError as e:
-        _fail(str(e))
-        return
+    except CheckpointError:
+        raise  # its own one line, exit 4
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
-        _fail(f"{path}: unreadable ({type(e).__name__}: {e})")
-        return
+        raise Unreadable(f"{path}: unreadable ({type(e).__name__}: {e})") from None
     lags = None
     if kafka_bootstrap:
         cp, lags = _with_kafka_lag(cp, path, kafka_bootstrap)
     if batch_id is not None and batch_id not in set(cp.offset_batch_ids) | set(cp.commit_batch_ids):
         known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
-        click.echo(f"streamwatch inspect: batch {batch_id} is not in this checkpoint (offsets hold {known})", err=True)
-        sys.exit(ExitCode.USAGE)
+        raise UsageError(f"batch {batch_id} is not in this checkpoint (offsets hold {known})")
 
     if as_json:
         import orjson
@@ -184,7 +173,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             doc = jsonout.summary_doc(cp)
             doc["formats"] = _formats_doc(features.answer(cp), target)
         if lags is not None:
-            doc["kafkaLag"] = _lag_doc(kafka_bootstrap, lags)
+            doc["kafkaLag"] = _lag_doc(lags)
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
         sys.stdout.flush()
     else:
@@ -202,7 +191,7 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
             out.print(report.summary(cp))
             _print_formats(out, features.answer(cp), target)
         if lags is not None:
-            out.print(_lag_table(kafka_bootstrap, lags))
+            out.print(_lag_table(lags))
     if check:
         worst = worst_severity(cp.findings)
         sys.exit(ExitCode.ERRORS if worst == "error" else ExitCode.WARNINGS if worst == "warning" else ExitCode.OK)
@@ -240,41 +229,55 @@ def _print_formats(out, a, target) -> None:
 
 
 def _with_kafka_lag(cp, path: str, bootstrap: str):
-    """``cp`` with ``kafka-data-lost`` findings, and the lag per partition; exits 2 when the
-    checkpoint has no Kafka source, 4 when the broker does not answer."""
+    """``cp`` with ``kafka-data-lost`` findings, and the lag per partition
+    (:class:`~streamwatch.model.kafka.KafkaLag`, with each behind partition's oldest unread
+    record's broker timestamp). Raises :class:`UsageError` (exit 2) when the checkpoint has no
+    committed batch of a Kafka source, :class:`Unreadable` (exit 4) when the broker does not
+    answer."""
+    import time
     from dataclasses import replace
 
     from streamwatch.errors import one_line
+    from streamwatch.model.kafka import KafkaLag
     from streamwatch.spark.kafka_lag import broker_lag, checkpoint_kafka_offsets, data_lost_findings
 
     committed = checkpoint_kafka_offsets(path, cp)
     if not committed:
-        click.echo(f"streamwatch inspect: {path}: no committed batch of a Kafka source (--kafka-bootstrap)", err=True)
-        sys.exit(ExitCode.USAGE)
+        raise UsageError(f"{path}: no committed batch of a Kafka source (--kafka-bootstrap)")
     try:
         lags = broker_lag(committed, bootstrap, timeout_s=15.0)
     except Exception as e:  # noqa: BLE001 - KafkaException: one line, never a traceback
-        _fail(f"Kafka broker {bootstrap} did not answer: {one_line(e)}")
-    return replace(cp, findings=(*cp.findings, *data_lost_findings(lags, path))), lags
+        raise Unreadable(f"Kafka broker {bootstrap} did not answer: {one_line(e)}") from None
+    lag = KafkaLag(cp.query_id or "", bootstrap, tuple(lags), int(time.time() * 1000))
+    return replace(cp, findings=(*cp.findings, *data_lost_findings(lags, path))), lag
 
 
-def _lag_doc(bootstrap, lags) -> dict:
-    known = [x.lag for x in lags if x.lag is not None]
-    return {"bootstrap": bootstrap, "total": sum(known) if known else None,
+def _seconds_behind(at_ms: int, oldest_ms: int | None) -> float | None:
+    return None if oldest_ms is None else max(0.0, (at_ms - oldest_ms) / 1000)
+
+
+def _lag_doc(lag) -> dict:
+    return {"bootstrap": lag.bootstrap, "total": lag.total, "atMs": lag.at_ms, "lagSeconds": lag.lag_s,
             "partitions": [{"topic": x.topic, "partition": x.partition, "committed": x.committed,
-                            "earliest": x.earliest, "latest": x.latest, "lag": x.lag, "dataLost": x.data_lost}
-                           for x in lags]}
+                            "earliest": x.earliest, "latest": x.latest, "lag": x.lag, "dataLost": x.data_lost,
+                            "oldestUnreadMs": x.oldest_unread_ms,
+                            "lagSeconds": 0.0 if x.lag == 0 else _seconds_behind(lag.at_ms, x.oldest_unread_ms)}
+                           for x in lag.partitions]}
 
 
-def _lag_table(bootstrap, lags):
+def _lag_table(lag):
     from rich.table import Table
 
     from streamwatch.analysis import fmt
 
-    t = Table(title=f"Kafka consumer lag (broker {bootstrap}: latest − last committed batch)", title_justify="left")
-    for col in ("topic", "partition", "committed", "earliest", "latest", "lag"):
+    behind = "unknown" if lag.lag_s is None else fmt.duration(int(lag.lag_s * 1000))
+    t = Table(title=f"Kafka consumer lag (broker {lag.bootstrap}: latest − last committed batch; {behind} behind)",
+              title_justify="left")
+    for col in ("topic", "partition", "committed", "earliest", "latest", "lag", "behind"):
         t.add_column(col, justify="left" if col == "topic" else "right")
-    for x in lags:
+    for x in lag.partitions:
+        secs = 0.0 if x.lag == 0 else _seconds_behind(lag.at_ms, x.oldest_unread_ms)
         t.add_row(x.topic, str(x.partition), fmt.count(x.committed), f"{x.earliest:,}", f"{x.latest:,}",
-                  fmt.count(x.lag) + (" DATA LOST" if x.data_lost else ""))
+                  fmt.count(x.lag) + (" DATA LOST" if x.data_lost else ""),
+                  "unknown" if secs is None else fmt.duration(int(secs * 1000)))
     return t

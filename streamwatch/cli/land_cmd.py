@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import inspect as pyinspect
-import sys
-from typing import NoReturn
 
 import click
 
-from streamwatch.errors import ExitCode, one_line
+from streamwatch.errors import Unreadable, UsageError, one_line
 
 EPILOG = """\b
 Examples:
@@ -21,9 +19,10 @@ Examples:
                           `streamwatch run/log --pipeline clicks` on this workspace
   streamwatch land clicks --kafka-bootstrap 127.0.0.1:9092 --bad-ratio 0.05
 \b
-Exit codes: 0 landed (or every source exhausted), 2 bad option, unknown pipeline or no
-Kafka broker known, 4 a file could not be written or the broker did not take the events
-(one line `cannot reach Kafka at HOST:PORT: …` when it does not answer within 5 s).
+Exit codes:
+  0  landed (or every source exhausted)
+  2  bad option, unknown pipeline or no Kafka broker known
+  4  a file could not be written or the broker did not take the events (one line `cannot reach Kafka at HOST:PORT: …` when it does not answer within 5 s)
 """
 
 
@@ -33,11 +32,6 @@ def _accepts(factory, option: str) -> bool:
     except (TypeError, ValueError):
         return False
     return option in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"streamwatch land: {message}", err=True)
-    sys.exit(ExitCode.USAGE)
 
 
 @click.command(epilog=EPILOG)
@@ -72,17 +66,17 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
     try:
         pipeline = get_pipeline(pipeline_name)
     except KeyError as e:
-        _fail(e.args[0])
+        raise UsageError(e.args[0]) from None
     try:
         ws = Workspace.at(workspace)  # an s3a:// workspace lands in its local folder
     except ValueError as e:
-        _fail(f"--workspace {e.args[0]}")
+        raise UsageError(f"--workspace {e.args[0]}") from None
     wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio),
                                 ("bootstrap", kafka_bootstrap)) if v is not None}
     for option in wanted:
         if not any(_accepts(s.factory, option) for s in pipeline.sources):
             flag = "kafka-bootstrap" if option == "bootstrap" else option.replace("_", "-")
-            _fail(f"pipeline {pipeline.name!r} does not support --{flag}")
+            raise UsageError(f"pipeline {pipeline.name!r} does not support --{flag}")
     total = 0
     for source in pipeline.sources:
         kwargs = {k: v for k, v in wanted.items() if _accepts(source.factory, k)}
@@ -90,17 +84,15 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         try:
             factory = source.factory(directory, **kwargs)
         except ValueError as e:
-            _fail(f"{pipeline.name}/{source.name}: {e}")
+            raise UsageError(f"{pipeline.name}/{source.name}: {e}") from None
         except OSError as e:  # the landing folder cannot be created: documented 4, not usage
-            click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
-            sys.exit(ExitCode.UNREADABLE)
+            raise Unreadable(f"{pipeline.name}/{source.name}: {one_line(e, 300)}") from None
         try:
             files = factory.land(n_files)
         except ValueError as e:
-            _fail(f"{pipeline.name}/{source.name}: {e}")
+            raise UsageError(f"{pipeline.name}/{source.name}: {e}") from None
         except Exception as e:  # noqa: BLE001 - disk full, broker down (confluent_kafka.KafkaException …)
-            click.echo(f"streamwatch land: {pipeline.name}/{source.name}: {one_line(e, 300)}", err=True)
-            sys.exit(ExitCode.UNREADABLE)
+            raise Unreadable(f"{pipeline.name}/{source.name}: {one_line(e, 300)}") from None
         for path in files:
             click.echo(str(path))
         total += len(files)

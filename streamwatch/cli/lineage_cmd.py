@@ -9,9 +9,7 @@ from pathlib import Path
 import click
 
 from streamwatch.analysis.lineage_text import journey_lines
-from streamwatch.errors import ExitCode
-
-EXIT_NOT_READ, EXIT_USAGE, EXIT_UNREADABLE = ExitCode.WARNINGS, ExitCode.USAGE, ExitCode.UNREADABLE
+from streamwatch.errors import Unreadable, UsageError
 
 EPILOG = """\b
 Examples:
@@ -20,8 +18,13 @@ Examples:
   streamwatch lineage orders_000003.json --workspace /tmp/ws --json
 \b
 FILE is a landing path, an archived path (cleanSource=archive) or a bare file name.
-Exit status: 0 journey shown, 1 no query has read FILE (not landed there, not processed
-yet), 2 usage (unknown pipeline), 4 the workspace cannot be read.
+
+\b
+Exit codes:
+  0  journey shown
+  1  no query has read FILE (not landed there, not processed yet)
+  2  bad option (unknown pipeline)
+  4  the workspace cannot be read
 """
 
 SCHEMA = "streamwatch.lineage/1"
@@ -92,13 +95,9 @@ def lineage(file: str, workspace: Path, pipeline_name: str | None, as_json: bool
     from streamwatch.analysis.lineage import LineageError, file_journey
     from streamwatch.pipeline import Workspace, get_pipeline, plan_run
 
-    def fail(msg: str, code: int) -> None:
-        click.echo(f"streamwatch lineage: {msg}", err=True)
-        sys.exit(code)
-
     ws = Workspace(workspace)
     if not workspace.is_dir():
-        fail(f"workspace {workspace} does not exist (use --workspace)", EXIT_UNREADABLE)
+        raise Unreadable(f"workspace {workspace} does not exist (use --workspace)")
     names = _pipelines_for(file, workspace, pipeline_name)
     errors = []
     for name in names:
@@ -106,7 +105,7 @@ def lineage(file: str, workspace: Path, pipeline_name: str | None, as_json: bool
             pipeline = get_pipeline(name)
         except KeyError as e:
             if pipeline_name:
-                fail(e.args[0], EXIT_USAGE)
+                raise UsageError(e.args[0]) from None
             continue
         try:
             journey = file_journey(plan_run(pipeline, ws, "default"), file)
@@ -114,7 +113,7 @@ def lineage(file: str, workspace: Path, pipeline_name: str | None, as_json: bool
             errors.append(str(e))
             continue
         except OSError as e:
-            fail(f"cannot read the workspace: {e.strerror or e}", EXIT_UNREADABLE)
+            raise Unreadable(f"cannot read the workspace: {e.strerror or e}") from None
         if as_json:
             import orjson
 
@@ -123,5 +122,5 @@ def lineage(file: str, workspace: Path, pipeline_name: str | None, as_json: bool
         else:
             _print(journey, click.echo)
         return
-    fail(errors[0] if len(errors) == 1 else f"{file}: no pipeline in {workspace} has read it"
-         + (f" ({'; '.join(errors)})" if errors else ""), EXIT_NOT_READ)
+    raise LineageError(errors[0] if len(errors) == 1 else f"{file}: no pipeline in {workspace} has read it"
+                       + (f" ({'; '.join(errors)})" if errors else ""))

@@ -16,6 +16,11 @@ Add your own: expose a Pipeline (or a function returning one) in the
 entry-point group "streamwatch.pipelines" of your package, e.g.
   [project.entry-points."streamwatch.pipelines"]
   mypipe = "mypkg.pipes:pipeline"
+
+\b
+Exit codes:
+  0  pipelines listed
+  2  bad option
 """
 
 

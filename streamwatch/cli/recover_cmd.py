@@ -4,16 +4,16 @@ Spark restart, written to a copy (the original is never touched). No JVM."""
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, StreamwatchError, UsageError
 
 EPILOG = """\b
 Examples:
   streamwatch recover CP --plan               what blocks a restart, the fix, its cost
-  streamwatch recover CP --plan --json        schema streamwatch.recover/1 (README)
+  streamwatch recover CP --plan --json        schema streamwatch.recover/1 (docs/ops.md)
   streamwatch recover CP --apply-to CP.fixed  write the repaired COPY; CP is untouched
   streamwatch recover CP --apply-to CP.fixed --verify --query jobs.orders:query
                                               …and restart the query on a temporary copy of it
@@ -27,16 +27,15 @@ offline state repartition (Spark 4.2+ refuses to restart over it: its uncommitte
 offsets go, the query restarts on the old partitions). Each repair says
 which batches re-run (same offsets) or are re-planned, and whether the sink may
 see a batch twice (file sink / Delta: no; foreachBatch: yes unless idempotent).
-Exit status: --plan 0 nothing blocks a restart, 1 repairs planned, 3 cannot be
-repaired (start a new checkpoint); --apply-to 0 written (with --verify: and Spark
-restarted; 3 Spark refused); 2 usage; 4 unreadable checkpoint or NEWDIR cannot be
-written.
+
+\b
+Exit codes:
+  0  --plan: nothing blocks a restart; --apply-to: the copy is written (with --verify: and Spark restarted it)
+  1  --plan: repairs planned
+  2  bad option (--plan with --apply-to, --verify without --apply-to and --query, a bad MODULE:FUNCTION)
+  3  cannot be repaired (start a new checkpoint); with --verify: Spark refused to restart the copy
+  4  the checkpoint is unreadable, or NEWDIR cannot be written
 """
-
-
-def _fail(code: int, msg: str) -> NoReturn:
-    click.echo(f"streamwatch recover: {msg}", err=True)
-    sys.exit(code)
 
 
 @click.command(epilog=EPILOG)
@@ -50,26 +49,20 @@ def _fail(code: int, msg: str) -> NoReturn:
 def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, verify: bool, query: str | None, as_json: bool) -> None:
     """Plan (and apply to a copy) the smallest edits that let Spark restart the
     query whose checkpoint is PATH."""
-    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+    from streamwatch.checkpoint import read_checkpoint
     from streamwatch.checkpoint.ops import recover as ops
 
     if show_plan and apply_to:
-        _fail(ExitCode.USAGE, "use --plan or --apply-to NEWDIR, not both")
+        raise UsageError("use --plan or --apply-to NEWDIR, not both")
     if verify and not (apply_to and query):
-        _fail(ExitCode.USAGE, "--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
-    try:
-        cp = read_checkpoint(path, sink=sink, full=True)
-    except CheckpointError as e:
-        _fail(ExitCode.UNREADABLE, str(e))
+        raise UsageError("--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
+    cp = read_checkpoint(path, sink=sink, full=True)  # CheckpointError: exit 4
     doc = ops.plan(cp)
     written: list[str] | None = None
     if apply_to:
-        if not doc["recoverable"]:
-            _fail(ExitCode.ERRORS, "cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
-        try:
-            written = ops.apply_to(path, doc, apply_to)
-        except ops.RecoverError as e:
-            _fail(ExitCode.UNREADABLE, str(e))
+        if not doc["recoverable"]:  # exit 3: nothing to write, start a new checkpoint
+            raise StreamwatchError("cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
+        written = ops.apply_to(path, doc, apply_to)  # RecoverError: exit 4
     out = ops.public(doc)
     if written is not None:
         out["applied_to"] = apply_to
@@ -95,10 +88,7 @@ def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
     from streamwatch.spark import compat as sc
 
     spark = _session()
-    try:
-        writer = sc.load_writer(query, spark, search_path=".")
-    except sc.QueryLoadError as e:
-        _fail(ExitCode.USAGE, str(e))
+    writer = sc.load_writer(query, spark, search_path=".")  # QueryLoadError: exit 2
     ans = sc.verify(writer, newdir, sink_path)
     return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
 

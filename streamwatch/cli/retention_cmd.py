@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from streamwatch.cli.stores_help import OBJECT_STORES
-from streamwatch.errors import ExitCode
+from streamwatch.errors import Unreadable
 
 EPILOG = """\b
 Examples:
@@ -27,13 +27,13 @@ zip at or below (latest+1)-minBatches+1, at most N versions a run with
 --max-versions-per-maintenance, SSTs only they name; orphan SSTs listed apart), and for each file source/sink log the next
 .compact file, its size and growth per compaction. Nothing is deleted: this is
 a plan.
-Exit status: 0 plan printed, 2 usage, 4 unreadable checkpoint.
+
+\b
+Exit codes:
+  0  plan printed
+  2  bad option
+  4  the checkpoint is unreadable
 """ + OBJECT_STORES
-
-
-def _fail(code: int, msg: str) -> NoReturn:
-    click.echo(f"streamwatch retention: {msg}", err=True)
-    sys.exit(code)
 
 
 @click.command(epilog=EPILOG)
@@ -42,23 +42,21 @@ def _fail(code: int, msg: str) -> NoReturn:
 @click.option("--max-versions-per-maintenance", "max_per_run", type=click.IntRange(min=-1), default=-1, show_default=True, metavar="N",
               help="spark.sql.streaming.stateStore.maxVersionsToDeletePerMaintenance (RocksDB state; -1: no cap).")
 @click.option("--sink", type=str, default=None, metavar="DIR", help="The file sink's output folder (discovered in a streamwatch workspace).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.retention/1, see README).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (schema streamwatch.retention/1, see docs/ops.md).")
 def retention(path: str, min_batches: int | None, max_per_run: int, sink: str | None, as_json: bool) -> None:
     """What Spark's cleanup (spark.sql.streaming.minBatchesToRetain) deletes next
     under the checkpoint at PATH, and what it never will. Read-only, no JVM."""
-    from streamwatch.checkpoint import CheckpointError, read_checkpoint
-    from streamwatch.checkpoint.fs import StorageError, open_storage
+    from streamwatch.checkpoint import read_checkpoint
+    from streamwatch.checkpoint.fs import open_storage
     from streamwatch.checkpoint.ops.retention import plan
 
-    try:
+    try:  # CheckpointError, StorageError: their own one line, exit 4
         cp = read_checkpoint(path, sink=sink, full=False)
         storage, root = open_storage(path)
         sink_storage = open_storage(cp.sink_path)[0] if cp.sink_path else None
         doc = plan(storage, root, cp, min_batches, sink_storage, max_per_run)
-    except (CheckpointError, StorageError) as e:
-        _fail(ExitCode.UNREADABLE, str(e))
     except OSError as e:
-        _fail(ExitCode.UNREADABLE, f"{path}: unreadable ({e.strerror or e})")
+        raise Unreadable(f"{path}: unreadable ({e.strerror or e})") from None
     if as_json:
         import orjson
 

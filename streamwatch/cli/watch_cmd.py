@@ -13,11 +13,12 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO
 
 import click
 
 from streamwatch.cli.stores_help import OBJECT_STORES
+from streamwatch.errors import Unreadable, UsageError
 
 EPILOG = """\b
 Examples:
@@ -40,14 +41,16 @@ Records (one JSON object per line, field "kind"):
   checkpoint-finding  id, query, severity, code, message, path
   pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
                       layerLatencyMs, endToEndMs, slowest, slowestLayer
+
+\b
+Exit codes:
+  0  the dashboard was quit; --log stopped by SIGINT/SIGTERM, or --once with nothing stuck
+  1  --once found a stuck query
+  2  bad option (--out, --prometheus or --once without --log)
+  4  a PATH is unreadable or not a checkpoint, --recording is missing or unreadable, or the output cannot be written
 """ + OBJECT_STORES
 
 OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
-
-
-def _fail(msg: str, code: int) -> NoReturn:
-    click.echo(f"streamwatch watch: {msg}", err=True)
-    sys.exit(code)
 
 
 @click.command("watch", epilog=EPILOG)
@@ -83,21 +86,15 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
     that pipeline in tab 7 and opens a batch's state with v in tab 3.
     """
-    from streamwatch.analysis.watch import WatchError
-
     if not headless and (out or prometheus_port is not None or once):
-        _fail("--out, --prometheus and --once need --log", USAGE)
+        raise UsageError("--out, --prometheus and --once need --log")
     if recording is not None and "://" not in recording and not Path(recording).exists():
-        _fail(f"--recording {recording}: no such file or directory", UNREADABLE)
+        raise Unreadable(f"--recording {recording}: no such file or directory")
     if not headless:
-        from streamwatch.events.reader import EventSourceError
+        from streamwatch.backends.checkpoints import CheckpointBackend
 
-        try:
-            from streamwatch.backends.checkpoints import CheckpointBackend
-
-            backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history, recording=recording)
-        except (WatchError, EventSourceError) as e:
-            _fail(str(e), UNREADABLE)
+        # WatchError (no checkpoint under PATH), EventSourceError (--recording): exit 4
+        backend = CheckpointBackend(list(paths), poll_s=poll_s, history=history, recording=recording)
         from streamwatch.tui.launch import run_dashboard
 
         run_dashboard(backend)
@@ -116,7 +113,7 @@ def _merger(recording: str | None, once: bool, poll_s: float):
         numbers = ListenerNumbers(recording)
         numbers.load() if once else numbers.follow()
     except EventSourceError as e:
-        _fail(f"--recording: {e}", UNREADABLE)
+        raise Unreadable(f"--recording: {e}") from None
     return MergedRecords(numbers, grace_s=max(3.0, 2 * poll_s))
 
 
@@ -125,13 +122,9 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
     import orjson
 
     from streamwatch.analysis.session import CheckpointWatch
-    from streamwatch.analysis.watch import WatchError
 
     watch = CheckpointWatch(paths, poll_s=poll_s, history=history)
-    try:
-        records = watch.open()
-    except WatchError as e:
-        _fail(str(e), UNREADABLE)
+    records = watch.open()  # WatchError: exit 4
     merger = _merger(recording, once, poll_s)
     if merger is not None:
         records = merger.take(records) + (merger.flush() if once else [])
@@ -141,7 +134,7 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
     try:
         stream = out.open("ab") if out else sys.stdout.buffer
     except OSError as e:
-        _fail(f"cannot write {out}: {e.strerror or e}", UNREADABLE)
+        raise Unreadable(f"cannot write {out}: {e.strerror or e}") from None
     metrics = None
     if port is not None:
         from streamwatch.watch_metrics import WatchMetrics
@@ -149,14 +142,14 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
         try:
             metrics = WatchMetrics(port)
         except OSError as e:
-            _fail(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}", UNREADABLE)
+            raise Unreadable(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}") from None
         click.echo(f"streamwatch watch: metrics at http://127.0.0.1:{metrics.port}/metrics", err=True)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while True:
             if metrics is not None:  # gauges first: a reader of the JSONL then finds them current
-                for r in [*records, *watch.statuses()]:
+                for r in [*records, *watch.statuses(), *watch.lags()]:
                     metrics(r)
             try:
                 stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in records))

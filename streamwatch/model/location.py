@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamwatch.errors import ExitCode, StreamwatchError
+
 #: Object-store schemes a workspace may use, as typed (Hadoop's and fsspec's names of S3).
 OBJECT_STORE_SCHEMES = ("s3a", "s3")
 # S3 bucket names: 3-63 lower-case letters, digits, dots and hyphens (AWS's naming rules)
@@ -21,9 +23,11 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://(.*)$")
 
 
-class LocationError(ValueError):
+class LocationError(StreamwatchError, ValueError):
     """A workspace location that cannot be used: an unsupported URL scheme, no bucket, a bad
-    bucket name. ``str()`` is one line naming the location and what is wrong."""
+    bucket name. ``str()`` is one line naming the location and what is wrong. Exit 2."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,14 @@ import orjson
 
 from streamwatch.checkpoint import Checkpoint, CheckpointError, read_checkpoint
 from streamwatch.checkpoint.ops.compat_rules import OPERATOR_NAMES, RESTORED_CONFS, NewOperator, NewQuery, NewSource
+from streamwatch.errors import ExitCode, StreamwatchError
 
 
-class QueryLoadError(Exception):
-    """MODULE:FUNCTION cannot be imported or called, or does not return a DataStreamWriter."""
+class QueryLoadError(StreamwatchError):
+    """MODULE:FUNCTION cannot be imported or called, or does not return a DataStreamWriter;
+    an unknown bundled pipeline or layer. Exit 2 (usage)."""
+
+    exit_code = ExitCode.USAGE
 
 
 def load_writer(spec: str, spark, search_path: str | None = None):

@@ -23,12 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.spark.tableformat import BROKER_SET, NO_JARS_HINT, jars_root, resolved_jars
 
 
-class KafkaBrokerError(RuntimeError):
+class KafkaBrokerError(StreamwatchError, RuntimeError):
     """The broker cannot be started: jars not resolved, no ``java``, or it exited or did not
-    accept connections within the timeout (the message quotes its log's last lines)."""
+    accept connections within the timeout (the message quotes its log's last lines). Exit 3,
+    like Spark that cannot start."""
+
+    exit_code = ExitCode.ERRORS
 
 
 def _free_port() -> int:

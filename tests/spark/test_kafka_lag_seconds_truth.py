@@ -29,7 +29,7 @@ def _produce(bootstrap: str, topic: str, partition: int, stamps: list[int]) -> N
 
 
 def test_seconds_behind_is_since_the_first_unread_records_timestamp(spark, kafka_broker, tmp_path):
-    from sample_pipelines.clicks.factory import ensure_topic
+    from streamwatch.sample_pipelines.clicks.factory import ensure_topic
     from streamwatch.spark.kafka_lag import kafka_lag
 
     topic = f"lag_{uuid.uuid4().hex[:8]}"

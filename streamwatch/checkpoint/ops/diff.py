@@ -19,15 +19,18 @@ from typing import Any
 from streamwatch.checkpoint.jsonout import iso, redact
 from streamwatch.checkpoint.ops.paths import place, relative_to
 from streamwatch.checkpoint.ops.snapshot import OperatorState, Snapshot, SourceState
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.sourcebatches import log_at
 
 SCHEMA = "streamwatch.diff/1"
 
 
-class BatchRangeError(ValueError):
+class BatchRangeError(StreamwatchError, ValueError):
     """``--from-batch``/``--to-batch`` name a batch whose ``offsets/N`` is not in the
-    checkpoint, or A > B."""
+    checkpoint, or A > B. Exit 2 (usage)."""
+
+    exit_code = ExitCode.USAGE
 
 
 def _span(a: int | None, b: int | None) -> list[int] | None:
@@ -117,7 +120,7 @@ def _state_change(old: OperatorState | None, new: OperatorState | None) -> dict[
 
 
 def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
-    """The ``streamwatch.diff/1`` document for OLD → NEW (see the README's "Checkpoint
+    """The ``streamwatch.diff/1`` document for OLD → NEW (see docs/ops.md, "Checkpoint
     operations")."""
     old_by = {s.source_id: s for s in old.sources}
     new_by = {s.source_id: s for s in new.sources}

@@ -50,6 +50,7 @@ import orjson
 from streamwatch.checkpoint.fs import StorageError, open_storage
 from streamwatch.checkpoint.ops.paths import relative_to
 from streamwatch.checkpoint.spark4 import find_repartitions, provider_of, unfinished_repartition
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint
 
 SCHEMA = "streamwatch.recover/1"
@@ -66,9 +67,11 @@ BLOCKING = {
 }
 
 
-class RecoverError(Exception):
+class RecoverError(StreamwatchError):
     """NEWDIR cannot be written (exists and is not empty, or an OS error), or the checkpoint
-    is not a local folder (``--apply-to`` copies local folders only)."""
+    is not a local folder (``--apply-to`` copies local folders only). Exit 4."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,16 @@ from typing import Any, Mapping
 
 from streamwatch.checkpoint.jsonout import SCHEMA as INSPECT_SCHEMA
 from streamwatch.checkpoint.jsonout import redact
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint, SourceOffset
 from streamwatch.model.sourcebatches import log_at
 
 
-class SnapshotError(ValueError):
+class SnapshotError(StreamwatchError, ValueError):
     """A JSON document that is not an ``inspect --json`` summary (wrong schema, not an object,
-    or a ``--batches``/``--batch`` document)."""
+    or a ``--batches``/``--batch`` document). Exit 4 (unreadable input)."""
+
+    exit_code = ExitCode.UNREADABLE
 
 
 @dataclass(frozen=True, slots=True)
