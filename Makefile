@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3 matrix restart-matrix
+.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3 matrix restart-matrix sdp-fixture
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,13 +24,14 @@ $(TEST_STAMP): $(STAMP)
 	touch $(TEST_STAMP)
 
 ## jars: JVM dependencies of jvm/pom.xml (Delta, Kafka connector, Kafka broker) into .jars/
-##       via mvn (cached in ~/.m2); re-resolved when missing or when pom.xml is newer. Never
-##       fails: without mvn/Maven Central streamwatch falls back to Parquet tables, no Kafka.
+##       with `streamwatch jars` (mvn, cached in ~/.m2; versions matching the venv's pyspark);
+##       re-resolved when missing or when pom.xml is newer. Never fails: without mvn/Maven
+##       Central streamwatch falls back to Parquet tables, no Kafka.
 JARS ?= .jars
 JAR_SETS := $(JARS)/spark/.resolved $(JARS)/kafka-broker/.resolved
 jars: $(JAR_SETS)
-$(JARS)/%/.resolved: jvm/pom.xml jvm/resolve
-	@jvm/resolve $* $(JARS)
+$(JARS)/%/.resolved: jvm/pom.xml streamwatch/spark/jars.py | $(STAMP)
+	@$(BIN)/streamwatch jars --set $* --dest $(JARS) || true
 ## jars-s3: hadoop-aws + the AWS SDK bundle (~650 MB), only for Spark on s3a:// (S3 tests)
 jars-s3: $(JARS)/s3/.resolved
 
@@ -42,6 +43,7 @@ run: $(STAMP) jars
 test: $(TEST_STAMP) jars
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d .site
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	@if [ -z "$(PYTEST_ARGS)" ] || [ -n "$(COVERAGE_TARGETS)" ]; then $(BIN)/python scripts/coverage_targets.py; fi
@@ -55,6 +57,10 @@ matrix: $(STAMP)
 restart-matrix: $(STAMP)
 	$(BIN)/python scripts/restart_matrix.py build $(MATRIX_VERSIONS)
 
+## sdp-fixture: a Spark Declarative Pipelines storage folder written by pyspark's own
+##         spark-pipelines CLI -> tests/fixtures/sdp/ (committed; not in CI, ~1-3 min)
+sdp-fixture: $(STAMP)
+	$(BIN)/python scripts/sdp_fixture.py
 ## bench: benchmarks that print ratios against a named alternative
 bench: $(TEST_STAMP)
 	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -2,7 +2,7 @@
 progress, state versions vs the commit log, sink vs commits.
 
 Each check takes model objects and returns findings; none reads files. Codes (stable, see
-the README): ``in-flight-batch``, ``offsets-gap``, ``previous-offsets-missing``,
+docs/inspect.md): ``in-flight-batch``, ``offsets-gap``, ``previous-offsets-missing``,
 ``commit-without-offsets``, ``commits-gap``, ``commits-behind``, ``no-commits``,
 ``conf-drift``, ``conf-not-recorded``, ``watermark-stalled``, ``state-version-missing``,
 ``state-orphan-versions``, ``sink-behind-commits``, ``source-log-behind-offsets``.

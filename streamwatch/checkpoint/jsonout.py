@@ -73,7 +73,7 @@ def _log(log: SourceLog | SinkLog | None) -> dict[str, Any] | None:
 
 
 def summary_doc(cp: Checkpoint) -> dict[str, Any]:
-    """The summary document (see the README's "Inspecting a checkpoint")."""
+    """The summary document (see docs/inspect.md, "Inspecting a checkpoint")."""
     latest = cp.latest_offsets
     sources = []
     if latest is not None:

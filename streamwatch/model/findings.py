@@ -1,7 +1,7 @@
 """Health findings about a checkpoint: what looks wrong (or worth knowing) and where.
 
 A :class:`Finding` is one line a user can act on: a ``severity`` (``"info"``, ``"warning"``,
-``"error"``), a stable kebab-case ``code`` (documented in the README; tests and ``--json``
+``"error"``), a stable kebab-case ``code`` (documented in docs/inspect.md and docs/state.md; tests and ``--json``
 consumers match on it), a one-line ``message`` and the ``path`` of the file or folder it is
 about (None when it concerns the checkpoint as a whole).
 """

@@ -11,7 +11,7 @@ class SteadyFooter(Footer):
     every key, then a layout of the whole screen) each time the screen says its bindings may
     have changed — on every focus change. On the dashboard most focus changes (tab switches,
     the ``/`` line's escape) leave the shown keys as they were, and each rebuild cost a
-    full-screen layout (~30 ms with 100 queries, ``bench/tui_bench.py --hundred``) that keys
+    full-screen layout (with 100 queries, ``bench/tui_bench.py --hundred``) that keys
     typed meanwhile waited behind. Here the footer is rebuilt only when what it shows — each
     shown binding's key, label, action, enabled state and tooltip — differs from what it
     last showed.

@@ -2,17 +2,17 @@
 collection held off until they are answered on screen.
 
 Under a progress flood (100 queries at 2 progress events/s, ``bench/tui_bench.py --hundred``)
-the dashboard allocates fast enough that a full collection (~50–75 ms) ran inside about one
-key answer in three: the repaint a key causes allocates more than anything else, so it is
+the dashboard allocates fast enough that a full collection often lands inside a key's
+answer and delays it: the repaint a key causes allocates more than anything else, so it is
 where the collector's thresholds are crossed. :class:`KeysInFlight` begins an *answer* when a
 key arrives — automatic collection off — and ends it once no key is in flight and the screen
 has been repainted after the last one; the collection that was postponed runs then, after the
 answer is on screen. No answer lasts longer than :attr:`KeysInFlight.cap_s` (a key held down,
 or a key's way kept busy), and :meth:`KeysInFlight.release` is called when the app unmounts.
 Collection that was disabled by someone else is left alone: only what this class disabled is
-enabled again. (Holding the dashboard's frames back during an answer as well made keys
-faster still, but render lag p99 went from ~165 to ~375 ms: the answer is only as precise as
-"in flight" below, so it was left out.)
+enabled again. The dashboard's frames are not held back during an answer: an answer is only
+as precise as "in flight" below, and frames held that long would delay every query's update
+more than they speed up the key (the measurements: docs/changelog.md).
 
 A key is in flight from its delivery until it is handled: while it is alive (weak
 references) and messages are queued on its way — the screen, the focused widget and the

@@ -47,7 +47,7 @@ def test_replay_negative_speed_is_usage():
     ("notes.txt", "hello\nworld\n", "neither a streamwatch recording nor a Spark event log"),
 ])
 def test_unreadable_source_exits_4_with_one_stderr_line(tmp_path, command, name, content, says):
-    """`replay` and `events` of a missing or foreign file: the real command exits 4 (README:
+    """`replay` and `events` of a missing or foreign file: the real command exits 4 (docs/recording.md:
     unreadable input) with exactly one line on stderr naming the file, nothing on stdout, and
     `replay` never opens the dashboard."""
     source = tmp_path / name
@@ -66,7 +66,7 @@ def test_unreadable_source_exits_4_with_one_stderr_line(tmp_path, command, name,
     ["lineage", "x.csv", "--workspace", "{p}"], ["watch", "{p}", "--log", "--once"],
 ], ids=lambda a: " ".join(a[:1] + [x for x in a[1:] if x.startswith("--")]))
 def test_every_reader_given_a_missing_path_exits_4_with_one_stderr_line(tmp_path, args):
-    """The same house code as `replay`/`events` (README: 4 unreadable) from every command
+    """The same house code as `replay`/`events` (docs/recording.md: 4 unreadable) from every command
     that reads a path, through the real console script, before any Spark or UI starts."""
     missing = str(tmp_path / "gone")
     r = subprocess.run([STREAMWATCH, *(a.format(p=missing) for a in args)], capture_output=True, text=True,

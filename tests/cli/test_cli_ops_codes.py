@@ -1,5 +1,5 @@
 """`diff`, `recover`, `retention`, `compat` without a JVM: each usage error is one line on
-stderr with its documented exit status (README / the command's --help), the text and `--json`
+stderr with its documented exit status (docs/ops.md / the command's --help), the text and `--json`
 reports on checkpoints written in Spark's on-disk format (tests/helpers/fake_checkpoint.py),
 and the --help examples name options that exist."""
 

@@ -1,4 +1,4 @@
-"""Every finding code of the README's table on a checkpoint this test builds itself (no shared
+"""Every finding code of the Findings table (docs/inspect.md) on a checkpoint this test builds itself (no shared
 corpus), with the documented severity and the ``streamwatch inspect --check`` exit status
 (0 no warning/error, 1 worst is a warning, 3 worst is an error, 4 PATH unusable).
 

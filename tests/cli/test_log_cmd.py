@@ -29,7 +29,7 @@ def test_trigger_once_is_accepted_with_a_note_before_anything_starts(tmp_path):
     out = subprocess.run([STREAMWATCH, "log", "--trigger", "once", "--out", str(target / "x.jsonl")],
                          capture_output=True, text=True, timeout=120)
     assert "availableNow replaces it" in out.stderr
-    assert out.returncode == 4 and "Traceback" not in out.stderr  # the --out check still fails fast (README: 4)
+    assert out.returncode == 4 and "Traceback" not in out.stderr  # the --out check still fails fast (docs/recording.md: 4)
     assert "cannot write" in out.stderr
     assert out.stdout == ""
 

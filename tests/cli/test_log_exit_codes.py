@@ -1,4 +1,4 @@
-"""Every exit code and stop path of ``streamwatch log`` (README, Headless logging), each from
+"""Every exit code and stop path of ``streamwatch log`` (docs/recording.md, Headless logging), each from
 the installed command in a subprocess: 1 a query failed, 3 Spark could not start, 4 the
 output cannot be written, 0 after SIGTERM and after ``--duration``; ``--max-bytes``
 rotation read back whole; ``--prometheus`` scraped from the running process.

@@ -1,6 +1,6 @@
 """``streamwatch log --remote sc://127.0.0.1:PORT`` at a loopback port that accepts TCP but is
 no Spark Connect (gRPC) server — one that says nothing, one that answers HTTP/1.1 garbage: the
-``connecting to`` progress line, then one error line on stderr, exit 3 (README: the ``--remote`` server is unreachable or refuses the
+``connecting to`` progress line, then one error line on stderr, exit 3 (docs/recording.md: the ``--remote`` server is unreachable or refuses the
 session), after the handshake bound (5 s), not pyspark's client retrying for 10 minutes.
 Nothing recorded, no JVM (the check comes before any session)."""
 

@@ -50,7 +50,7 @@ def test_same_folders_spelled_differently_are_compatible(tmp_path, monkeypatch, 
     root, landing, sink = _workspace(tmp_path)
     unchanged(tmp_path / "ws")
     monkeypatch.chdir(tmp_path)
-    # the checkpoint named as the README's example names it: relative to the current folder
+    # the checkpoint named as the example in docs/ops.md names it: relative to the current folder
     cp_arg = "./" + root.relative_to(tmp_path).as_posix()
     spell = {
         "relative": lambda p: "./" + p.relative_to(tmp_path).as_posix(),
@@ -106,8 +106,8 @@ def test_s3a_and_s3_name_the_same_sink(tmp_path, unchanged):
 
 
 @pytest.mark.spark
-def test_readme_example_with_a_relative_path(flights_run, tmp_path, monkeypatch, unchanged):
-    """The README's own line, run from the folder holding ./streamwatch-workspace:
+def test_documented_example_with_a_relative_path(flights_run, tmp_path, monkeypatch, unchanged):
+    """The line docs/ops.md shows (`streamwatch compat`), run from the folder holding ./streamwatch-workspace:
     `streamwatch compat ./streamwatch-workspace/checkpoints/flights/gold --pipeline flights
     --layer gold` — gold against its own checkpoint is compatible (exit 0), as with the
     absolute path."""
@@ -116,7 +116,7 @@ def test_readme_example_with_a_relative_path(flights_run, tmp_path, monkeypatch,
     unchanged(ws.root / "tables" / "flights")
     here = tmp_path / "here"
     here.mkdir()
-    (here / "streamwatch-workspace").symlink_to(ws.root)  # the README's folder name
+    (here / "streamwatch-workspace").symlink_to(ws.root)  # the folder name docs/ops.md uses
     monkeypatch.chdir(here)
     args = ["compat", "./streamwatch-workspace/checkpoints/flights/gold", "--pipeline", "flights", "--layer", "gold"]
     r = CliRunner().invoke(main, [*args, "--json"])

@@ -74,7 +74,7 @@ def _cli(path: Path) -> None:
         if r.exit_code == 0 and "--json" in args:
             for line in r.stdout.splitlines():
                 assert decode(line) is not None or orjson.loads(line)
-        if r.exit_code == 4:  # unreadable: one line on stderr (the README's events table)
+        if r.exit_code == 4:  # unreadable: one line on stderr (the events table in docs/recording.md)
             assert len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
 

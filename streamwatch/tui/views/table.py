@@ -95,8 +95,8 @@ class SyncTable(DataTable):
     position (its stripe, and the row a click on it selects), the column widths, the table's
     width, horizontal scroll, style and focus — and reused while none of that changed:
     DataTable forgets every drawn cell on any ``update_cell``, so without this a frame
-    re-rendered every visible cell (~110 ms CPU for 45 visible rows × 12 columns) although a
-    frame of 100 queries changes a few rows.
+    re-rendered every visible cell (its cost grows with the visible rows × columns) although a
+    frame of 100 queries changes a few rows (measured: docs/changelog.md).
     The cursor and hover rows are always drawn by DataTable. Lines of rows a filter removed
     are kept (bounded) so clearing the filter redraws only what changed meanwhile. Below the
     line, each drawn cell is kept too (:meth:`_render_cell`), so a changed row re-renders only
@@ -302,8 +302,8 @@ class SyncTable(DataTable):
         as DataTable draws it (``_render_line_in_row`` then ``_render_line``, Textual 8.2): its
         cells in the row's stripe style, then the row style filling the rest of the width, the
         whole scrolled by ``scroll_x`` and cut to the width. DataTable recomputes the table's
-        style, the stripe and header styles and every column width for each line it draws,
-        which cost ~1.7 ms a row (a frame of 100 queries changes ~15 visible rows); here
+        style, the stripe and header styles and every column width for each line it draws, the
+        same for every line of a paint (a frame of 100 queries changes many visible rows); here
         they come from ``paint``, computed once a paint. SyncTable rows have no labels and the
         table no fixed rows or columns (:meth:`_cacheable`), so that is all a row line is."""
         row_style = paint.rows[index % 2]
@@ -324,13 +324,14 @@ class SyncTable(DataTable):
         per-cell hook) and is the only private name this class relies on: DataTable forgets
         every drawn cell on any ``update_cell`` and on any focus or style change, so a row
         whose batch id changed re-rendered all its 12 cells, and a focus change (the ``/``
-        line, a tab switch) re-rendered every visible cell (~200 ms for 45 rows). Cells of the
+        line, a tab switch) re-rendered every visible cell, which keys typed then waited behind. Cells of the
         cursor and hover rows (whose look depends on focus) are always drawn by DataTable;
         every other cell is drawn from its value, ``base_style`` (the row's resolved style,
         which is how a theme or CSS change reaches it), width and padding only, all in the
         key. A changed value of the :func:`cell_shape` of one drawn at the same place before
         (a batch id of as many digits) is that cell's segments with its own characters, not a
-        fresh draw through rich (~0.3 ms a cell: 120 cells for the ``/`` filter's 10 rows)."""
+        fresh draw through rich, the costly part of a cell (the ``/`` filter's 10 rows are 120
+        cells; measured: docs/changelog.md)."""
         if row_index < 0 or column_index < 0 or cursor or hover or self.fixed_rows or self.fixed_columns:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         row_key = self._row_locations.get_key(row_index)
