@@ -28,44 +28,28 @@ flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not covered (
 
 from __future__ import annotations
 
-import datetime as dt
 import io
-import os
-import shutil
-import tempfile
-import zipfile
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, cast
-
-import orjson
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.logs import parse_offsets
-from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import hdfs, join, rocksdb, tws_reader
 from streamwatch.state.encoding import decoders
+from streamwatch.state.keyjson import KeyUsageError, describe, parse_key
 from streamwatch.state.model import StateReadError
 from streamwatch.state.murmur import HashError, partition_of
 from streamwatch.state.reader import StateContext, find_schema, open_context, provider_of, store_folder
 from streamwatch.state.records import DELETE, MERGE, StateFileError, open_stream, read_records
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
-from streamwatch.state.types import DataType, StructType
+from streamwatch.state.types import StructType
 from streamwatch.state.unsaferow import RowError
 from streamwatch.state.unsaferow_encode import EncodeError, encode_row
 
 SHUFFLE_PARTITIONS_CONF = "spark.sql.shuffle.partitions"
 UPDATE, REMOVE = "update", "delete"
-_MAX_ZIP_MEMBER = 1 << 31
-
-
-class KeyUsageError(StreamwatchError):
-    """A ``--key`` that does not fit the operator's key schema, or an operator to pick
-    (message: one line naming the key columns; exit status 2)."""
-
-    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,90 +108,6 @@ class KeyHistory:
     to_batch: int
     source: str
     changes: tuple[KeyChange, ...]
-
-
-# -- the key as JSON --------------------------------------------------------------------------
-
-def _describe(schema: StructType) -> str:
-    return ", ".join(f"{f.name} ({f.type.simple()})" for f in schema.fields)
-
-
-def _timestamp(v: Any, ntz: bool) -> Any:
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v  # µs since the epoch
-    if isinstance(v, str):
-        t = dt.datetime.fromisoformat(v.strip())
-        if not ntz and t.tzinfo is None:
-            t = t.replace(tzinfo=dt.timezone.utc)
-        return t
-    raise ValueError("an ISO 8601 timestamp or µs since the epoch")
-
-
-def _typed(t: DataType, v: Any, where: str) -> Any:
-    if v is None:
-        return None
-    n = t.name
-    try:
-        if n == "string":
-            if isinstance(v, str):
-                return v
-        elif n in ("byte", "short", "integer", "long"):
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-        elif n == "boolean":
-            if isinstance(v, bool):
-                return v
-        elif n in ("float", "double"):
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return float(v)
-        elif n in ("timestamp", "timestamp_ntz"):
-            return _timestamp(v, n == "timestamp_ntz")
-        elif n == "date":
-            if isinstance(v, str):
-                return dt.date.fromisoformat(v.strip())
-        elif n == "decimal":
-            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                return Decimal(str(v))
-        elif n == "binary":
-            if isinstance(v, str):
-                return bytes.fromhex(v)
-        elif n == "struct":
-            if isinstance(v, dict):
-                return _object(StructType(t.fields), v, where + ".")
-        else:
-            raise KeyUsageError(f"--key: column {where} is a {t.simple()}, which streamwatch does not look up by")
-    except (ValueError, InvalidOperation) as e:
-        raise KeyUsageError(f"--key: {where} = {v!r} is not a {t.simple()} ({e})") from None
-    raise KeyUsageError(f"--key: {where} = {orjson.dumps(v).decode()} is not a {t.simple()}")
-
-
-def _object(schema: StructType, doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    names = [f.name for f in schema.fields]
-    extra = [k for k in doc if k not in names]
-    missing = [n for n in names if n not in doc]
-    if extra or missing:
-        what = "; ".join(filter(None, [f"unknown {', '.join(prefix + k for k in extra)}" if extra else "",
-                                       f"missing {', '.join(prefix + k for k in missing)}" if missing else ""]))
-        raise KeyUsageError(f"--key: {what}: the key columns are {_describe(schema)}")
-    return {f.name: _typed(f.type, doc[f.name], prefix + f.name) for f in schema.fields}
-
-
-def parse_key(text: str, schema: StructType) -> tuple[Any, ...]:
-    """The key columns' values (schema order) of ``text``, a JSON object with one member per
-    key column (timestamps as ISO 8601 text — UTC when no offset is given — or µs; dates ISO;
-    structs as objects; decimals as text or numbers; binary as hex). A key of one column may
-    also be given as its bare JSON value. Raises :class:`KeyUsageError` (naming the columns)."""
-    try:
-        doc = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise KeyUsageError(f"--key: {text!r} is not JSON; the key columns are {_describe(schema)} "
-                            f"(e.g. --key '{{\"{schema.fields[0].name if schema.fields else 'k'}\": …}}')") from None
-    if not isinstance(doc, dict):
-        if len(schema.fields) != 1:
-            raise KeyUsageError(f"--key: give a JSON object; the key columns are {_describe(schema)}")
-        doc = {schema.fields[0].name: doc}
-    obj = _object(schema, doc)
-    return tuple(obj[f.name] for f in schema.fields)
 
 
 # -- where the key lives ----------------------------------------------------------------------
@@ -295,7 +195,7 @@ def _resolve(path: str, key: str, operator: int | None, batch: int, storage_opti
     try:
         key_row = encode_row(cf.key, values)
     except EncodeError as e:
-        raise KeyUsageError(f"--key: {e}; the key columns are {_describe(cf.key)}") from None
+        raise KeyUsageError(f"--key: {e}; the key columns are {describe(cf.key)}") from None
     n = _num_partitions(cp, op, ctx.conf, version)
     try:
         partition = partition_of(cf.key, values, n)
@@ -326,61 +226,25 @@ def _rocks_get(storage: Storage, folder: str, zip_name: str, key_row: bytes) -> 
     from rocksdict import AccessType, Options, Rdict
 
     try:
-        data = storage.read(storage.join(folder, zip_name))
+        with rocksdb.rebuilt(storage, folder, zip_name) as (tmp, total, _):
+            try:
+                db = Rdict(tmp, options=Options(raw_mode=True), access_type=AccessType.read_only())
+            except Exception as e:  # noqa: BLE001 - rocksdb's own errors are plain Exceptions
+                raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
+            try:
+                # the stored key's prefix (encoding version byte) is learnt from the first key
+                it = db.iter()
+                it.seek_to_first()
+                first = bytes(it.key()) if it.valid() else None
+                del it
+                if first is None:
+                    return None, total
+                value = db.get(first[:len(first) % 8] + key_row)
+                return (None if value is None else bytes(value)), total
+            finally:
+                db.close()
     except OSError as e:
         raise StateFileError(f"{zip_name}: cannot read ({e})") from None
-    total = len(data)
-    tmp = tempfile.mkdtemp(prefix="streamwatch-rocksdb-key-")
-    try:
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as zf:
-                for info in zf.infolist():
-                    base = os.path.basename(info.filename)
-                    if base and info.file_size <= _MAX_ZIP_MEMBER:
-                        with open(os.path.join(tmp, base), "wb") as out:
-                            out.write(zf.read(info))
-        except Exception as e:  # noqa: BLE001 - zipfile raises zlib.error, EOFError, BadZipFile…
-            raise StateFileError(f"{zip_name}: not a readable zip ({type(e).__name__}: {e})") from None
-        meta_path = os.path.join(tmp, "metadata")
-        try:
-            with open(meta_path, "rb") as fh:
-                head, _, body = fh.read().partition(b"\n")
-            meta = orjson.loads(body) if head.strip() == b"v1" else None
-        except (OSError, orjson.JSONDecodeError):
-            meta = None
-        if not isinstance(meta, dict):
-            raise StateFileError(f"{zip_name}: no readable v1 metadata inside")
-        os.remove(meta_path)
-        for sst in meta.get("sstFiles") or []:
-            local, dfs = os.path.basename(str(sst.get("localFileName", ""))), str(sst.get("dfsSstFileName", ""))
-            if not local or not dfs or "/" in dfs:
-                raise StateFileError(f"{zip_name}: metadata names an SST file without names")
-            try:
-                blob = storage.read(storage.join(folder, "SSTs", dfs))
-            except OSError as e:
-                raise StateFileError(f"{zip_name}: SSTs/{dfs} it needs cannot be read ({e})") from None
-            total += len(blob)
-            with open(os.path.join(tmp, local), "wb") as out:
-                out.write(blob)
-        opts = Options(raw_mode=True)
-        try:
-            db = Rdict(tmp, options=opts, access_type=AccessType.read_only())
-        except Exception as e:  # noqa: BLE001 - rocksdb's own errors are plain Exceptions
-            raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
-        try:
-            # the stored key's prefix (encoding version byte) is learnt from the first key
-            it = db.iter()
-            it.seek_to_first()
-            first = bytes(it.key()) if it.valid() else None
-            del it
-            if first is None:
-                return None, total
-            value = db.get(first[:len(first) % 8] + key_row)
-            return (None if value is None else bytes(value)), total
-        finally:
-            db.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _records(storage: Storage, folder: str, name: str, codec: str, changelog: bool, key_row: bytes) -> list[tuple[str, bytes | None]]:

@@ -35,8 +35,9 @@ import re
 import shutil
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import orjson
 
@@ -168,13 +169,14 @@ def _later_metadata(storage: Storage, folder: str, files: dict[tuple[int, str], 
     return {}
 
 
-def _read_db(storage: Storage, folder: str, zip_name: str,
-             delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], int, dict, bytes | None]:
-    """The rows of the database in ``zip_name`` (+ its SSTs), its merges joined by
-    ``delimiter`` (None: the one its OPTIONS file names); (rows, bytes read, metadata, the
-    merge delimiter used — None when the database has no merge operator)."""
-    from rocksdict import AccessType, Options, Rdict
-
+@contextmanager
+def rebuilt(storage: Storage, folder: str, zip_name: str) -> Iterator[tuple[str, int, dict]]:
+    """The database of snapshot ``zip_name`` (Spark's RocksDB checkpoint: the zip holds the
+    ``metadata`` file and small files, ``SSTs/`` under ``folder`` the SST files it names)
+    rebuilt in a temporary folder for rocksdict to open read-only: (that folder, bytes read,
+    the metadata). The folder is removed on exit; nothing is written under ``folder``. Raises
+    :class:`StateFileError` for a zip, metadata or SST that cannot be read (``OSError`` when the
+    zip itself cannot)."""
     data = storage.read(storage.join(folder, zip_name))
     total = len(data)
     tmp = tempfile.mkdtemp(prefix="streamwatch-rocksdb-")
@@ -206,6 +208,19 @@ def _read_db(storage: Storage, folder: str, zip_name: str,
             total += len(blob)
             with open(os.path.join(tmp, local), "wb") as out:
                 out.write(blob)
+        yield tmp, total, meta
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_db(storage: Storage, folder: str, zip_name: str,
+             delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], int, dict, bytes | None]:
+    """The rows of the database in ``zip_name`` (+ its SSTs), its merges joined by
+    ``delimiter`` (None: the one its OPTIONS file names); (rows, bytes read, metadata, the
+    merge delimiter used — None when the database has no merge operator)."""
+    from rocksdict import AccessType, Options, Rdict
+
+    with rebuilt(storage, folder, zip_name) as (tmp, total, meta):
         used = _set_merge_delimiter(tmp, delimiter)
         opts = Options(raw_mode=True)
         try:
@@ -236,8 +251,6 @@ def _read_db(storage: Storage, folder: str, zip_name: str,
         finally:
             db.close()
         return rows, total, meta, used
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
