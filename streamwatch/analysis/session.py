@@ -40,6 +40,8 @@ class CheckpointWatch:
         self.options = storage_options
         self.file_sizes = file_sizes
         self.watchers: list[CheckpointWatcher] = []
+        #: SDP flow checkpoints a later full refresh replaced (found, not watched)
+        self.superseded: tuple[str, ...] = ()
         self.chain: PipelineChain | None = None
         self.edges: list[PipelineEdge] = []
         self.rediscover_s = rediscover_s
@@ -71,6 +73,7 @@ class CheckpointWatch:
         found = self.found()
         self._discovered_at = dict.fromkeys(self.paths, time.monotonic())
         self.watchers = [self._watcher(f) for f in found]
+        self.superseded = tuple(old for f in found for old in f.superseded)
         raw: list[WatchRecord] = []
         for w in self.watchers:
             raw.extend(w.open())

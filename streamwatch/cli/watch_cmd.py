@@ -130,6 +130,9 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
         records = merger.take(records) + (merger.flush() if once else [])
     names = ", ".join(w.name for w in watch.watchers)
     click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
+    if watch.superseded:
+        click.echo(f"streamwatch watch: not watched, superseded by a full refresh: {', '.join(watch.superseded)}",
+                   err=True)
     stream: IO[bytes]
     try:
         stream = out.open("ab") if out else sys.stdout.buffer

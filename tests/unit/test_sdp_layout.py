@@ -59,3 +59,14 @@ def test_layout_names_an_append_flow_and_ignores_other_folders():
     assert sdp_flow("/x/_checkpoints/main/sales/orders/orders/latest") is None
     assert superseded(["/s/_checkpoints/c/d/t/f/0", "/s/_checkpoints/c/d/t/f/2", "/s/_checkpoints/c/d/t/g/0",
                        "/s/cp"]) == {"/s/_checkpoints/c/d/t/f/0"}
+
+
+def test_watch_says_which_generations_it_leaves_out():
+    out = subprocess.run([EXE, "watch", str(STORAGE), "--log", "--once"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert lines[0] == "streamwatch watch: 2 checkpoint(s): default.bronze, default.silver"
+    assert lines[1] == ("streamwatch watch: not watched, superseded by a full refresh: "
+                        f"{STORAGE}/_checkpoints/spark_catalog/default/silver/silver/0")
+    queries = {json.loads(line)["query"] for line in out.stdout.splitlines()}
+    assert queries == {"default.bronze", "default.silver"}
