@@ -10,7 +10,9 @@ Gauges (label ``query`` = the watched query's name, ``id`` = its query id):
 ``…_source_lag_seconds`` (age of the oldest landed, unread file; 0 with none),
 ``…_source_backlog_files``, ``…_source_catching_up`` (1 draining or caught up, 0 not) and
 ``…_source_catchup_seconds`` (the estimate, only while catching up) — each absent while
-unknown; per pipeline edge (labels ``upstream``, ``downstream``) ``…_backlog_files``.
+unknown; per pipeline edge (labels ``upstream``, ``downstream``) ``…_backlog_files`` and
+``…_edge_lag_seconds`` (since the oldest unread output was committed upstream; absent while
+unknown), set each time a batch commits.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class WatchMetrics:
         self.stuck = Gauge("streamwatch_checkpoint_stuck", "1 when offsets N has had no commit N for > 5x the cadence", q, registry=r)
         self.backlog = Gauge("streamwatch_checkpoint_backlog_files", "Files written upstream, not yet read downstream",
                              ["upstream", "downstream"], registry=r)
+        self.edge_lag = Gauge("streamwatch_checkpoint_edge_lag_seconds",
+                              "Seconds since the oldest output not yet read downstream was committed upstream",
+                              ["upstream", "downstream"], registry=r)
         s = ["query", "id", "source"]
         self.lag = Gauge("streamwatch_checkpoint_source_lag_seconds",
                          "Seconds since the oldest file landed that the file source has not read (0: none)", s, registry=r)
@@ -72,6 +77,13 @@ class WatchMetrics:
                         pass
         elif isinstance(rec, PipelineEdge):
             self.backlog.labels(rec.upstream, rec.downstream).set(rec.backlog_files)
+            if rec.lag_s is not None:
+                self.edge_lag.labels(rec.upstream, rec.downstream).set(rec.lag_s)
+            else:
+                try:
+                    self.edge_lag.remove(rec.upstream, rec.downstream)
+                except KeyError:
+                    pass
 
     def close(self) -> None:
         self._server.shutdown()

@@ -80,3 +80,21 @@ def test_prometheus_serves_the_lag(tmp_path):
     finally:
         p.terminate()
         p.wait(30)
+
+
+def test_edge_lag_gauge_follows_the_edge_record():
+    from streamwatch.analysis.records import PipelineEdge
+    from streamwatch.watch_metrics import WatchMetrics
+
+    m = WatchMetrics(0)
+    try:
+        url = f"http://127.0.0.1:{m.port}/metrics"
+        m(PipelineEdge("p_bronze", "p_silver", "a", "b", "/t/bronze", 3, 30, lag_s=42.5))
+        body = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert 'streamwatch_checkpoint_edge_lag_seconds{downstream="p_silver",upstream="p_bronze"} 42.5' in body
+        m(PipelineEdge("p_bronze", "p_silver", "a", "b", "/t/bronze", 3, 30, lag_s=None))  # unknown now
+        body = urllib.request.urlopen(url, timeout=10).read().decode()
+        assert 'streamwatch_checkpoint_edge_lag_seconds{' not in body
+        assert 'streamwatch_checkpoint_backlog_files{downstream="p_silver",upstream="p_bronze"} 3.0' in body
+    finally:
+        m.close()
