@@ -230,6 +230,8 @@ def resolve(
         raise MavenMissing(f"mvn not found on PATH — {OFF_WITHOUT[jar_set]}; install Maven "
                            "(https://maven.apache.org) and run `streamwatch jars` again")
     how = plan(jar_set, spark, pom)
+    # mvn resolves a relative outputDirectory against the POM's folder, not the caller's
+    dest = dest.absolute()
     for note in how.notes:
         progress(note)
     # a hidden sibling of the final folder (same filesystem: the rename is atomic), made with
@@ -268,6 +270,8 @@ def resolve(
                 p.unlink()
             if clashes:
                 progress(f"left out {len(clashes)} jars pyspark ships itself: {', '.join(p.name for p in clashes)}")
+        if not any(tmp.glob("*.jar")):  # never mark a set resolved that holds nothing
+            raise ResolveFailed(f"mvn resolved no jar of the {jar_set} set — {OFF_WITHOUT[jar_set]}")
         (tmp / ".resolved").write_text(f"pyspark {spark.version}\n")
         final = dest / jar_set
         shutil.rmtree(final, ignore_errors=True)

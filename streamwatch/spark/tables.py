@@ -88,8 +88,13 @@ class Tables:
         self._schemas[name] = df.schema
 
     def read(self, name: str) -> DataFrame:
-        """Batch read of table ``name`` (for Parquet, only committed files are listed)."""
-        return self.spark.read.format(self.format).load(self.path(name))
+        """Batch read of table ``name`` (for Parquet, only committed files are listed; with the
+        schema its writer was started with, so a table with no file yet reads empty instead of
+        failing schema inference)."""
+        reader = self.spark.read.format(self.format)
+        if self.format == "parquet" and name in self._schemas:
+            reader = reader.schema(self._schemas[name])
+        return reader.load(self.path(name))
 
     def read_stream(self, name: str, max_files_per_trigger: int | None = None) -> DataFrame:
         """Streaming read of table ``name``, at most ``max_files_per_trigger`` files (Parquet)

@@ -31,8 +31,8 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _jars(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([STREAMWATCH, "jars", *args], capture_output=True, text=True, env=env, timeout=600)
+def _jars(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([STREAMWATCH, "jars", *args], capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
 
 
 @pytest.mark.skipif(shutil.which("mvn") is None, reason="mvn not installed")
@@ -42,7 +42,8 @@ def test_spark_set_matches_the_installed_pyspark_and_the_runtime_loads_it(tmp_pa
     scala = ".".join(next(n for n in shipped if n.startswith("scala-library-"))
                      .removeprefix("scala-library-").split(".")[:2])
     dest = tmp_path / "jars"
-    r = _jars("--dest", str(dest), env=_env(tmp_path))
+    # a relative --dest, as `make jars` gives it: relative to where the command runs
+    r = _jars("--dest", "jars", env=_env(tmp_path), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     folder = dest / "spark"
     names = sorted(p.name for p in folder.glob("*.jar"))
