@@ -62,7 +62,7 @@ def read_as_inspect(path: str, *, sink: str | None = None, full: bool = False, s
 
     from streamwatch.checkpoint import read_checkpoint
     from streamwatch.checkpoint.fs import LocalStorage, open_storage
-    from streamwatch.state.audit import with_audit_findings
+    from streamwatch.state.audit_findings import with_audit_findings
 
     if sink is None:  # a workspace checkpoint: its table from the pipeline definition
         from streamwatch.pipeline import table_of_checkpoint

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, Unreadable
 from streamwatch.state.display import jsonable, text
 
 EPILOG = """\b
@@ -168,16 +168,15 @@ def _audit_doc(a) -> dict:
 def _run_audit(checkpoint: str, recording: str | None, operator: int | None, as_json: bool) -> int:
     """``--audit``: print the audit; the exit status (0 ok, 1 warnings, 4 unreadable)."""
     from streamwatch.state import StateReadError
-    from streamwatch.state.audit import audit_findings, audit_state
+    from streamwatch.state.audit import audit_state
+    from streamwatch.state.audit_findings import audit_findings
 
     try:
         audits = audit_state(checkpoint, recording=recording)
-    except StateReadError as e:
-        click.echo(f"streamwatch state: {e}", err=True)
-        return ExitCode.UNREADABLE
+    except StateReadError:
+        raise  # exit 4, one line, from the command group's handler
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
-        click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
-        return ExitCode.UNREADABLE
+        raise Unreadable(f"{checkpoint}: unreadable ({type(e).__name__}: {e})") from None
     audits = [a for a in audits if operator is None or a.operator_id == operator]
     findings = audit_findings(audits)
     if as_json:

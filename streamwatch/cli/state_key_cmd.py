@@ -6,9 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-import click
-
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, Unreadable
 from streamwatch.state.display import jsonable, text
 
 if TYPE_CHECKING:
@@ -66,15 +64,10 @@ def run_key(checkpoint: str, key: str, operator: int | None, batch: int | None, 
             h = key_history(checkpoint, key, from_batch or 0, to_batch, operator=operator)
         else:
             res = lookup_key(checkpoint, key, operator=operator, batch=batch)
-    except KeyUsageError as e:
-        click.echo(f"streamwatch state: {e}", err=True)
-        return ExitCode.USAGE
-    except StateReadError as e:
-        click.echo(f"streamwatch state: {e}", err=True)
-        return ExitCode.UNREADABLE
+    except (KeyUsageError, StateReadError):
+        raise  # exit 2 / 4, one line, from the command group's handler
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
-        click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
-        return ExitCode.UNREADABLE
+        raise Unreadable(f"{checkpoint}: unreadable ({type(e).__name__}: {e})") from None
     out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 250)
     if history:
         t = h.target

@@ -28,7 +28,6 @@ flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not covered (
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Any, Mapping, cast
 
@@ -39,11 +38,12 @@ from streamwatch.model.statestore import StateOperator
 from streamwatch.state import hdfs, join, rocksdb, tws_reader
 from streamwatch.state.encoding import decoders
 from streamwatch.state.keyjson import KeyUsageError, describe, parse_key
+from streamwatch.state.keyvalue import Resolved, pick, records, value_at
 from streamwatch.state.model import StateReadError
 from streamwatch.state.murmur import HashError, partition_of
-from streamwatch.state.reader import StateContext, find_schema, open_context, provider_of, store_folder
-from streamwatch.state.records import DELETE, MERGE, StateFileError, open_stream, read_records
-from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
+from streamwatch.state.reader import find_schema, open_context, provider_of, store_folder
+from streamwatch.state.records import DELETE, StateFileError
+from streamwatch.state.schema import DEFAULT_CF
 from streamwatch.state.types import StructType
 from streamwatch.state.unsaferow import RowError
 from streamwatch.state.unsaferow_encode import EncodeError, encode_row
@@ -112,29 +112,6 @@ class KeyHistory:
 
 # -- where the key lives ----------------------------------------------------------------------
 
-def _pick(cands: list[tuple[str | None, str, int]] | None, uid: str | None) -> tuple[str, int] | None:
-    """The file of one version: the one with the commit log's unique id, else the plain one."""
-    if not cands:
-        return None
-    if uid is not None:
-        return next(((name, size) for u, name, size in cands if u == uid), None)
-    plain = [c for c in cands if c[0] is None]
-    if plain or len(cands) == 1:
-        _u, name, size = (plain or cands)[0]
-        return name, size
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Resolved:
-    ctx: StateContext
-    op: StateOperator
-    cf: ColumnFamilySchema
-    target: KeyTarget
-    folder: str
-    store_index: int
-
-
 def _operator(cp: Checkpoint, operator: int | None) -> StateOperator:
     if not cp.state:
         raise StateReadError(f"{cp.path}: no state operators (state/ is empty or missing)")
@@ -167,7 +144,7 @@ def _num_partitions(cp: Checkpoint, op: StateOperator, conf: Mapping[str, str], 
     return op.num_partitions
 
 
-def _resolve(path: str, key: str, operator: int | None, batch: int, storage_options: dict[str, Any] | None) -> _Resolved:
+def _resolve(path: str, key: str, operator: int | None, batch: int, storage_options: dict[str, Any] | None) -> Resolved:
     cp, ctx = open_context(path, storage_options)
     cp = cast(Checkpoint, cp)
     op = _operator(cp, operator)
@@ -208,113 +185,10 @@ def _resolve(path: str, key: str, operator: int | None, batch: int, storage_opti
     target = KeyTarget(op.operator_id, op.name, DEFAULT_CF, provider, cf.key, values, key_row, cf.value, partition, n)
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(DEFAULT_CF) if DEFAULT_CF in names else 0
-    return _Resolved(ctx, op, cf, target, store_folder(ctx, op, partition, DEFAULT_CF), index)
+    return Resolved(ctx, op, cf, target, store_folder(ctx, op, partition, DEFAULT_CF), index)
 
 
-def _matches(stored: bytes, key_row: bytes) -> bool:
-    """Whether a stored key is ``key_row``: RocksDB prefixes it with a 1-byte encoding version
-    (and virtual column families a 2-byte id), which UnsafeRow lengths (multiples of 8) tell."""
-    skip = len(stored) % 8
-    return len(stored) - skip == len(key_row) and stored[skip:] == key_row
-
-
-# -- RocksDB: a point lookup ------------------------------------------------------------------
-
-def _rocks_get(storage: Storage, folder: str, zip_name: str, key_row: bytes) -> tuple[bytes | None, int]:
-    """The value bytes of ``key_row`` in the database of ``zip_name`` (+ its SSTs), read with a
-    rocksdict ``get``; (value or None, bytes read). Raises :class:`StateFileError`."""
-    from rocksdict import AccessType, Options, Rdict
-
-    try:
-        with rocksdb.rebuilt(storage, folder, zip_name) as (tmp, total, _):
-            try:
-                db = Rdict(tmp, options=Options(raw_mode=True), access_type=AccessType.read_only())
-            except Exception as e:  # noqa: BLE001 - rocksdb's own errors are plain Exceptions
-                raise StateFileError(f"{zip_name}: RocksDB cannot open the rebuilt database ({e})") from None
-            try:
-                # the stored key's prefix (encoding version byte) is learnt from the first key
-                it = db.iter()
-                it.seek_to_first()
-                first = bytes(it.key()) if it.valid() else None
-                del it
-                if first is None:
-                    return None, total
-                value = db.get(first[:len(first) % 8] + key_row)
-                return (None if value is None else bytes(value)), total
-            finally:
-                db.close()
-    except OSError as e:
-        raise StateFileError(f"{zip_name}: cannot read ({e})") from None
-
-
-def _records(storage: Storage, folder: str, name: str, codec: str, changelog: bool, key_row: bytes) -> list[tuple[str, bytes | None]]:
-    try:
-        data = storage.read(storage.join(folder, name))
-    except OSError as e:
-        raise StateFileError(f"{name}: cannot read ({e})") from None
-    # a whole file (its end marker last: key length -1, or a v2/v4 changelog's 0x00) whose
-    # decompressed bytes do not hold the key row has no record of it: the record-by-record
-    # parse is skipped (most files of a history, for one key); others are parsed, which
-    # raises for a truncated file
-    fh = open_stream(io.BytesIO(data), codec, name)
-    try:
-        plain = fh.read()
-    except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file
-        raise StateFileError(f"{name}: unreadable ({type(e).__name__}: {e})") from None
-    finally:
-        fh.close()
-    ended = plain.endswith(b"\xff\xff\xff\xff") or (changelog and plain[:3] == b"\x00\x02v" and plain.endswith(b"\x00"))
-    if ended and key_row not in plain:
-        return []
-    return [(r.op, r.value) for r in read_records(io.BytesIO(data), codec, name, changelog=changelog)
-            if _matches(r.key, key_row)]
-
-
-def _apply(value: bytes | None, recs: list[tuple[str, bytes | None]]) -> bytes | None:
-    for op, v in recs:
-        if op == DELETE:
-            value = None
-        elif op == MERGE and value is not None and v is not None:
-            value = value + b"," + v
-        else:
-            value = v
-    return value
-
-
-def _rocks_value(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
-    """(value bytes, files read, bytes read) of the key at ``version`` in a RocksDB store."""
-    ctx, folder, key_row = r.ctx, r.folder, r.target.key_row
-    files = rocksdb.list_files(ctx.storage, folder)
-    ids = ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, version)
-    value, start, read, total = None, 0, [], 0
-    for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
-        picked = _pick(files[(s, "zip")], ids.get(s))
-        if picked is None or not all((v, "changelog") in files for v in range(s + 1, version + 1)):
-            continue
-        value, total = _rocks_get(ctx.storage, folder, picked[0], key_row)
-        read.append(picked[0])
-        start = s
-        break
-    for v in range(start + 1, version + 1):
-        picked = _pick(files.get((v, "changelog")), ids.get(v))
-        if picked is None:
-            raise StateFileError(f"{folder}: no snapshot (.zip) or changelog for version {v} "
-                                 f"(needed to rebuild version {version})")
-        value = _apply(value, _records(ctx.storage, folder, picked[0], ctx.codec, True, key_row))
-        read.append(picked[0])
-        total += picked[1]
-    return value, read, total
-
-
-def _hdfs_value(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
-    ids = r.ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, version)
-    rows, rep = hdfs.load(r.ctx.storage, r.folder, version, r.ctx.codec, ids)
-    value = rows.get(r.target.key_row)  # HDFS-backed stores key by the plain UnsafeRow
-    names = ([f"{rep.snapshot}.snapshot"] if rep.snapshot else []) + [f"{v}.delta" for v in rep.deltas]
-    return value, names, rep.bytes
-
-
-def _decode(r: _Resolved, raw: bytes | None) -> tuple[Any, ...] | None:
+def _decode(r: Resolved, raw: bytes | None) -> tuple[Any, ...] | None:
     if raw is None:
         return None
     _kdec, vdec = decoders(r.cf, r.target.provider)
@@ -324,15 +198,6 @@ def _decode(r: _Resolved, raw: bytes | None) -> tuple[Any, ...] | None:
         raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: the key's value does not "
                              f"decode ({e})") from None
     return row
-
-
-def _value_at(r: _Resolved, version: int) -> tuple[bytes | None, list[str], int]:
-    try:
-        if r.target.provider == "rocksdb":
-            return _rocks_value(r, version)
-        return _hdfs_value(r, version)
-    except (StateFileError, OSError) as e:
-        raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: {e}") from None
 
 
 def _last_batch(path: str, storage_options: dict[str, Any] | None) -> int:
@@ -352,7 +217,7 @@ def lookup_key(path: str, key: str, *, operator: int | None = None, batch: int |
     if batch is None:
         batch = _last_batch(path, storage_options)
     r = _resolve(path, key, operator, batch, storage_options)
-    raw, files, nbytes = _value_at(r, batch + 1)
+    raw, files, nbytes = value_at(r, batch + 1)
     return KeyLookup(r.target, batch, batch + 1, _decode(r, raw), tuple(files), nbytes)
 
 
@@ -386,9 +251,9 @@ def key_history(path: str, key: str, from_batch: int, to_batch: int | None = Non
         versions = range(from_batch + 1, to_batch + 2)
         if rocks and not all((v, kind) in files for v in versions):
             source = "versions compared"
-            before = _value_at(r, from_batch)[0] if from_batch > 0 else None
+            before = value_at(r, from_batch)[0] if from_batch > 0 else None
             for v in versions:
-                now = _value_at(r, v)[0]
+                now = value_at(r, v)[0]
                 if now != before:
                     changes.append(KeyChange(v - 1, v, UPDATE if now is not None else REMOVE, _decode(r, now),
                                              _watermark(ctx.storage, ctx.root, v - 1)))
@@ -396,10 +261,10 @@ def key_history(path: str, key: str, from_batch: int, to_batch: int | None = Non
         else:
             source = "changelogs" if rocks else "delta files"
             for v in versions:
-                picked = _pick(files.get((v, kind)), ids.get(v))
+                picked = pick(files.get((v, kind)), ids.get(v))
                 if picked is None:
                     raise StateFileError(f"{folder}: no {kind} file for version {v} (batch {v - 1})")
-                recs = _records(ctx.storage, folder, picked[0], ctx.codec, rocks, key_row)
+                recs = records(ctx.storage, folder, picked[0], ctx.codec, rocks, key_row)
                 wm = _watermark(ctx.storage, ctx.root, v - 1) if recs else None
                 for op, raw in recs:
                     changes.append(KeyChange(v - 1, v, REMOVE if op == DELETE else UPDATE, _decode(r, raw), wm))

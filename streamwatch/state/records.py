@@ -19,6 +19,7 @@ Errors: :class:`StateFileError` (one line) for truncated or malformed files.
 from __future__ import annotations
 
 import struct
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Iterator
 
@@ -199,11 +200,18 @@ def read_records(raw: IO[bytes], codec: str, name: str, *, changelog: bool = Fal
     RocksDB changelog header (versions 1–4); otherwise the HDFS delta/snapshot format.
     Raises :class:`StateFileError` for a truncated file, an unknown version or a bad codec
     stream."""
+    with _decoded(raw, codec, name, changelog) as (buf, version):
+        yield from (_v2 if version in (2, 4) else _v1)(buf)
+
+
+@contextmanager
+def _decoded(raw: IO[bytes], codec: str, name: str, changelog: bool) -> Iterator[tuple[_Buf, int]]:
+    """The decompressed body of one state file past its header, and its format version (1 for
+    an HDFS delta/snapshot); whatever fails while it is read is a :class:`StateFileError`."""
     fh = open_stream(raw, codec, name)
     try:
         buf = _Buf(fh.read(), name)
-        version = _header(buf, name) if changelog else 1
-        yield from (_v2 if version in (2, 4) else _v1)(buf)
+        yield buf, (_header(buf, name) if changelog else 1)
     except StateFileError:
         raise
     except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file
@@ -233,17 +241,8 @@ def apply_records(raw: IO[bytes], codec: str, name: str, rows: dict[bytes, bytes
     result of replaying :func:`read_records` in order, without a :class:`Record` per entry.
     Raises :class:`StateFileError` as :func:`read_records` does (records before the bad one
     are applied)."""
-    fh = open_stream(raw, codec, name)
-    try:
-        buf = _Buf(fh.read(), name)
-        version = _header(buf, name) if changelog else 1
+    with _decoded(raw, codec, name, changelog) as (buf, version):
         if version in (2, 4):
             _apply_v2(buf, rows, delimiter)
         else:
             _apply_v1(buf, rows)
-    except StateFileError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a codec error (LZ4BlockError…) is an unreadable file
-        raise StateFileError(f"{name}: unreadable ({type(e).__name__}: {e})") from None
-    finally:
-        fh.close()

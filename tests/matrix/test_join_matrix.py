@@ -32,7 +32,8 @@ import pytest
 
 from streamwatch.checkpoint.reader import read_checkpoint
 from streamwatch.state import StateReadError, read_state
-from streamwatch.state.audit import audit_findings, audit_state
+from streamwatch.state.audit import audit_state
+from streamwatch.state.audit_findings import audit_findings
 from tests.helpers.spark_codecs import lz4java
 
 MATRIX = Path(__file__).resolve().parent.parent / "fixtures" / "matrix"

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from streamwatch.cli import main
-from streamwatch.state.audit import audit_findings, audit_state
+from streamwatch.state.audit import audit_state
+from streamwatch.state.audit_findings import audit_findings
 
 pytestmark = pytest.mark.spark
 
@@ -58,7 +59,7 @@ def test_inspect_reports_the_audit(state_cps, unchanged):
 def test_inspect_skips_the_audit_over_the_file_budget_without_sizes(state_cps, unchanged, monkeypatch):
     """Without ``--sizes`` the inspector does not measure state bytes; the audit's budget is
     then the number of state files, so a production-sized checkpoint keeps a fast summary."""
-    import streamwatch.state.audit as audit
+    import streamwatch.state.audit_findings as audit
 
     cp = unchanged(state_cps["growing"])
     monkeypatch.setattr(audit, "AUDIT_BUDGET_FILES", 1)

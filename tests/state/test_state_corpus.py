@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from streamwatch.checkpoint import read_checkpoint
 from streamwatch.cli import main
-from streamwatch.state.audit import with_audit_findings
+from streamwatch.state.audit_findings import with_audit_findings
 
 pytestmark = pytest.mark.corpus
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from streamwatch.cli import main
 from streamwatch.events.reader import read_events
 from streamwatch.state import StateReadError
-from streamwatch.state.audit import audit_findings, audit_state
+from streamwatch.state.audit import audit_state
+from streamwatch.state.audit_findings import audit_findings
 from streamwatch.state.evidence import classify, progress_of
 
 pytestmark = pytest.mark.spark

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from streamwatch.cli import main
 from streamwatch.state import StateReadError, read_state
-from streamwatch.state.audit import audit_state, with_audit_findings
+from streamwatch.state.audit import audit_state
+from streamwatch.state.audit_findings import with_audit_findings
 from tests.reliability.fuzzprofiles import PROFILE, fuzz_settings
 
 pytestmark = pytest.mark.spark
