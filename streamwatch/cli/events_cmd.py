@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from streamwatch.errors import ExitCode, one_line
+from streamwatch.errors import Unreadable, one_line
 from streamwatch.model.timefmt import utc_text
 
 EPILOG = """\b
@@ -55,8 +54,7 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
         try:
             rec = JsonlRecorder(out, header=header, flush_every=1000)
         except OSError as e:
-            click.echo(f"streamwatch events: cannot write {out}: {e.strerror or e}", err=True)
-            sys.exit(ExitCode.UNREADABLE)
+            raise Unreadable(f"cannot write {out}: {e.strerror or e}") from e
         with rec:
             if first is not None:
                 rec.write(first)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import UsageError
 
 EPILOG = """\b
 Examples:
@@ -47,8 +45,7 @@ def replay(source: str, speed: float, follow: bool, poll: float | None) -> None:
     from streamwatch.backends.replay import ReplayBackend
 
     if speed < 0:
-        click.echo("streamwatch replay: --speed must be >= 0", err=True)
-        sys.exit(ExitCode.USAGE)
+        raise UsageError("--speed must be >= 0")
     backend = ReplayBackend(source, speed=speed, follow=follow, poll_s=poll)
     from streamwatch.tui.launch import run_dashboard
 
