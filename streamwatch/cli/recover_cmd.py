@@ -57,13 +57,13 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     if verify and not (apply_to and query):
         raise UsageError("--verify needs --apply-to NEWDIR and --query MODULE:FUNCTION")
     cp = read_checkpoint(path, sink=sink, full=True)  # CheckpointError: exit 4
-    doc = ops.plan(cp)
+    plan = ops.plan(cp)
     written: list[str] | None = None
     if apply_to:
-        if not doc["recoverable"]:  # exit 3: nothing to write, start a new checkpoint
-            raise StreamwatchError("cannot be repaired: " + "; ".join(r["summary"] for r in doc["repairs"] if r["note"]))
-        written = ops.apply_to(path, doc, apply_to)  # RecoverError: exit 4
-    out = ops.public(doc)
+        if not plan.recoverable:  # exit 3: nothing to write, start a new checkpoint
+            raise StreamwatchError("cannot be repaired: " + "; ".join(r.summary for r in plan.repairs if r.note))
+        written = ops.apply_to(path, plan, apply_to)  # RecoverError: exit 4
+    out = plan.doc()
     if written is not None:
         out["applied_to"] = apply_to
         out["edited"] = written
@@ -78,7 +78,7 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
         click.echo(render(out))
     if written is not None:
         sys.exit(ExitCode.OK if out.get("spark", {}).get("restarted", True) else ExitCode.ERRORS)
-    sys.exit(ExitCode.ERRORS if not doc["recoverable"] else ExitCode.WARNINGS if doc["repairs"] else ExitCode.OK)
+    sys.exit(ExitCode.ERRORS if not plan.recoverable else ExitCode.WARNINGS if plan.repairs else ExitCode.OK)
 
 
 def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:

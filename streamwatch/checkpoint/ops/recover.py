@@ -115,12 +115,26 @@ def _rel(cp: Checkpoint, path: str | None) -> str | None:
     return None if rel in (None, ".") else rel
 
 
-def _sink_twice(cp: Checkpoint) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SinkReplay:
+    """What a re-run batch does to the sink: ``kind`` (``file``, ``delta``, ``unknown``),
+    whether it ``sees_batch_twice``, and ``why``."""
+
+    kind: Literal["file", "delta", "unknown"]
+    sees_batch_twice: bool
+    why: str
+
+    def doc(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sees_batch_twice": self.sees_batch_twice, "why": self.why}
+
+
+def _sink_replay(cp: Checkpoint) -> SinkReplay:
     if cp.sink is not None:
-        return {"kind": "file", "sees_batch_twice": False, "why": "the file sink skips batch ids its _spark_metadata already holds"}
+        return SinkReplay("file", False, "the file sink skips batch ids its _spark_metadata already holds")
     if cp.delta_sink is not None:
-        return {"kind": "delta", "sees_batch_twice": False, "why": "the Delta sink skips a (queryId, batchId) transaction it already committed"}
-    return {"kind": "unknown", "sees_batch_twice": True, "why": "foreachBatch/Kafka/other sinks see a re-run batch again unless they are idempotent (key the write on batchId)"}
+        return SinkReplay("delta", False, "the Delta sink skips a (queryId, batchId) transaction it already committed")
+    return SinkReplay("unknown", True, "foreachBatch/Kafka/other sinks see a re-run batch again unless they are "
+                                       "idempotent (key the write on batchId)")
 
 
 def _finished(cp: Checkpoint, n: int) -> bool:
@@ -151,38 +165,116 @@ def _orphan_checksums(cp: Checkpoint) -> list[str]:
     return out
 
 
-def plan(cp: Checkpoint) -> dict[str, Any]:
-    """The recovery plan document for ``cp`` (read with ``full=True``)."""
-    repairs: list[Repair] = []
-    offs, coms = set(cp.offset_batch_ids), set(cp.commit_batch_ids)
-    codes = {f.code for f in cp.findings}
+@dataclass(slots=True)
+class _Logs:
+    """The batch ids left in the offsets and commit logs as the repairs are planned."""
 
-    def drop_offsets(ids: list[int], r: Repair) -> None:
+    offs: set[int]
+    coms: set[int]
+
+    def drop(self, ids: list[int], r: Repair) -> None:
+        """Delete ``offsets/b`` and ``commits/b`` of every batch in ``ids`` (those present)."""
         for b in sorted(ids):
-            if b in offs:
+            if b in self.offs:
                 r.edits.append(Edit("delete", f"offsets/{b}"))
-                offs.discard(b)
-            if b in coms:
+                self.offs.discard(b)
+            if b in self.coms:
                 r.edits.append(Edit("delete", f"commits/{b}"))
-                coms.discard(b)
+                self.coms.discard(b)
 
-    # 1. leftovers
-    left = [f for f in cp.findings if f.code == "temporary-file" or (f.code == "stray-file" and "offsets-not-empty-at-batch-0" in codes)]
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The recovery plan for one checkpoint: the restart-blocking findings, the ``repairs``
+    in the order they apply, the logs' ends after them, and what a re-run does to the sink.
+    :meth:`doc` is the ``streamwatch.recover/1`` document."""
+
+    path: str
+    query_id: str | None
+    blocking_findings: list[str]
+    repairs: list[Repair]
+    latest_offsets: int | None
+    last_commit: int | None
+    sink: SinkReplay
+
+    @property
+    def recoverable(self) -> bool:
+        return not any(r.note == "unrecoverable" for r in self.repairs)
+
+    @property
+    def rerun(self) -> list[int]:
+        return sorted({b for r in self.repairs for b in r.rerun})
+
+    @property
+    def replanned(self) -> list[int]:
+        return sorted({b for r in self.repairs for b in r.replanned})
+
+    @property
+    def edits(self) -> list[Edit]:
+        return [e for r in self.repairs for e in r.edits]
+
+    def doc(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "path": self.path,
+            "query_id": self.query_id,
+            "blocking_findings": self.blocking_findings,
+            "repairs": [
+                {"finding": r.finding, "summary": r.summary, "edits": [e.doc() for e in r.edits], "rerun": r.rerun,
+                 "replanned": sorted(r.replanned), "note": r.note}
+                for r in self.repairs
+            ],
+            "recoverable": self.recoverable,
+            "after": {"latest_offsets": self.latest_offsets, "last_commit": self.last_commit},
+            "rerun": self.rerun,
+            "replanned": self.replanned,
+            "sink": self.sink.doc(),
+        }
+
+
+def plan(cp: Checkpoint) -> Plan:
+    """The recovery plan for ``cp`` (read with ``full=True``): the repairs of the module's
+    list, each planned on the logs the earlier ones left."""
+    logs = _Logs(set(cp.offset_batch_ids), set(cp.commit_batch_ids))
+    codes = {f.code for f in cp.findings}
+    repairs = [*_leftovers(cp, codes), *_metadata(cp, codes, logs), *_torn(cp, logs)]
+    repairs += [*_unfinished_repartition(cp, logs), *_previous_offsets(logs), *_commits_behind(cp, logs)]
+    repairs += _state_version(cp, logs)
+    return Plan(cp.path, cp.query_id, sorted(codes & BLOCKING), repairs,
+                max(logs.offs) if logs.offs else None, max(logs.coms) if logs.coms else None, _sink_replay(cp))
+
+
+def _leftovers(cp: Checkpoint, codes: set[str]) -> list[Repair]:
+    """Leftovers of a crash while writing, and checksums of lost log files: deleted."""
+    out = []
+    left = [f for f in cp.findings
+            if f.code == "temporary-file" or (f.code == "stray-file" and "offsets-not-empty-at-batch-0" in codes)]
     rels = [r for r in (_rel(cp, f.path) for f in left) if r and not r.startswith("..")]
     if rels:
-        repairs.append(Repair("offsets-not-empty-at-batch-0" if "offsets-not-empty-at-batch-0" in codes else "temporary-file",
-                              f"remove {len(rels)} leftover file(s) a crash left while writing", [Edit("delete", r) for r in sorted(rels)]))
+        out.append(Repair("offsets-not-empty-at-batch-0" if "offsets-not-empty-at-batch-0" in codes else "temporary-file",
+                          f"remove {len(rels)} leftover file(s) a crash left while writing",
+                          [Edit("delete", r) for r in sorted(rels)]))
     crcs = _orphan_checksums(cp)
     if crcs:
-        repairs.append(Repair("orphan-checksum", f"remove {len(crcs)} checksum file(s) of lost log files (they make Spark's rewrite of that batch fail)",
-                              [Edit("delete", r) for r in crcs]))
-    # 2. metadata
-    if "no-metadata" in codes and (offs or coms):
-        txn = cp.delta_sink.last_txn if cp.delta_sink is not None else None
-        qid = txn[0] if txn else str(uuid.uuid4())
-        why = "the Delta sink's txn app id (keeps its per-batch dedup)" if txn else "a new query id (a query-id-keyed sink will not recognise earlier batches)"
-        repairs.append(Repair("no-metadata", f"write metadata with {why}", [Edit("write", "metadata", orjson.dumps({"id": qid}))]))
-    # 3. torn last files
+        out.append(Repair("orphan-checksum", f"remove {len(crcs)} checksum file(s) of lost log files (they make "
+                                             "Spark's rewrite of that batch fail)", [Edit("delete", r) for r in crcs]))
+    return out
+
+
+def _metadata(cp: Checkpoint, codes: set[str], logs: _Logs) -> list[Repair]:
+    """A missing ``metadata``: written with the Delta sink's txn app id, else a new query id."""
+    if "no-metadata" not in codes or not (logs.offs or logs.coms):
+        return []
+    txn = cp.delta_sink.last_txn if cp.delta_sink is not None else None
+    qid = txn[0] if txn else str(uuid.uuid4())
+    why = ("the Delta sink's txn app id (keeps its per-batch dedup)" if txn
+           else "a new query id (a query-id-keyed sink will not recognise earlier batches)")
+    return [Repair("no-metadata", f"write metadata with {why}", [Edit("write", "metadata", orjson.dumps({"id": qid}))])]
+
+
+def _torn(cp: Checkpoint, logs: _Logs) -> list[Repair]:
+    """Torn last ``offsets/N`` (N and later re-planned) or ``commits/N`` (N re-runs): deleted."""
+    out = []
     for f in cp.findings:
         if f.code not in ("empty-file", "unparsable-file"):
             continue
@@ -194,121 +286,120 @@ def plan(cp: Checkpoint) -> dict[str, Any]:
         r = Repair(f.code, f"{rel} is torn: delete it")
         if folder == "commits":
             r.edits.append(Edit("delete", rel))
-            coms.discard(b)
+            logs.coms.discard(b)
             r.rerun.append(b)
         else:
-            later = [x for x in offs if x >= b]
-            drop_offsets(later, r)
+            later = [x for x in logs.offs if x >= b]
+            logs.drop(later, r)
             r.replanned += later
             r.summary = f"{rel} is torn: delete it" + (f" and the {len(later) - 1} later batch(es)" if len(later) > 1 else "")
-        repairs.append(r)
-    # 4. an unfinished offline repartition: Spark refuses to restart while its uncommitted
-    # offsets/N is the latest batch; without it the query restarts on the old partitions
+        out.append(r)
+    return out
+
+
+def _unfinished_repartition(cp: Checkpoint, logs: _Logs) -> list[Repair]:
+    """Spark refuses to restart while an unfinished offline repartition's uncommitted
+    ``offsets/N`` is the latest batch; without it the query restarts on the old partitions."""
     rep = unfinished_repartition(cp)
-    if rep is not None and rep.repartition.batch_id in offs:
-        r0 = rep.repartition
-        n = r0.batch_id
-        r = Repair("state-repartition-unfinished",
-                   f"batch {n} is an offline state repartition ({r0.from_partitions} → {r0.to_partitions} partitions) that "
-                   f"did not finish, and Spark refuses to restart over it: drop the uncommitted offsets/{n}; the query "
-                   f"restarts on its {r0.from_partitions} partitions and plans batch {n} anew from its sources")
-        drop_offsets([n], r)
-        r.replanned.append(n)
-        if provider_of(cp, n) == "hdfs":
-            r.note = ("the only way: a retry of the repartition fails again — offline repartition rejects the "
-                      "HDFS-backed state store (STATE_REPARTITION_INVALID_CHECKPOINT.UNSUPPORTED_PROVIDER)")
-        else:
-            r.note = (f"or, instead of this edit: retry spark._streamingCheckpointManager.repartition(<checkpoint>, "
-                      f"{r0.to_partitions}) on the original until it finishes; restarts then use {r0.to_partitions} partitions")
-        repairs.append(r)
-    # 5. previous offsets missing
-    while offs:
-        latest = max(offs)
-        if latest == 0 or latest - 1 in offs:
+    if rep is None or rep.repartition.batch_id not in logs.offs:
+        return []
+    r0 = rep.repartition
+    n = r0.batch_id
+    r = Repair("state-repartition-unfinished",
+               f"batch {n} is an offline state repartition ({r0.from_partitions} → {r0.to_partitions} partitions) that "
+               f"did not finish, and Spark refuses to restart over it: drop the uncommitted offsets/{n}; the query "
+               f"restarts on its {r0.from_partitions} partitions and plans batch {n} anew from its sources")
+    logs.drop([n], r)
+    r.replanned.append(n)
+    if provider_of(cp, n) == "hdfs":
+        r.note = ("the only way: a retry of the repartition fails again — offline repartition rejects the "
+                  "HDFS-backed state store (STATE_REPARTITION_INVALID_CHECKPOINT.UNSUPPORTED_PROVIDER)")
+    else:
+        r.note = (f"or, instead of this edit: retry spark._streamingCheckpointManager.repartition(<checkpoint>, "
+                  f"{r0.to_partitions}) on the original until it finishes; restarts then use {r0.to_partitions} partitions")
+    return [r]
+
+
+def _previous_offsets(logs: _Logs) -> list[Repair]:
+    """``offsets/L-1`` missing: a copy of a committed ``offsets/L`` stands in; an uncommitted
+    ``offsets/L`` is dropped (re-planned), and the same asked of the new latest."""
+    out = []
+    while logs.offs:
+        latest = max(logs.offs)
+        if latest == 0 or latest - 1 in logs.offs:
             break
         r = Repair("previous-offsets-missing", f"offsets/{latest - 1} is missing")
-        if latest in coms:
+        out.append(r)
+        if latest in logs.coms:
             r.edits.append(Edit("copy", f"offsets/{latest - 1}", source=f"offsets/{latest}"))
-            offs.add(latest - 1)
-            r.summary += f": batch {latest} committed, so a copy of offsets/{latest} stands in (Spark replaces it with the committed end)"
-            repairs.append(r)
+            logs.offs.add(latest - 1)
+            r.summary += (f": batch {latest} committed, so a copy of offsets/{latest} stands in (Spark replaces it "
+                          "with the committed end)")
             break
-        drop_offsets([latest], r)
+        logs.drop([latest], r)
         r.replanned.append(latest)
         r.summary += f": drop the uncommitted offsets/{latest}; the batch is re-planned"
-        repairs.append(r)
-    # 6. commits behind
-    if offs and coms and max(offs) - max(coms) > 1:
-        latest, done = max(offs), max(coms)
-        r = Repair("commits-behind", f"commit log ends at {done}, offsets at {latest}")
-        for n in range(done + 1, latest):
-            if n in offs and n + 1 in offs and _finished(cp, n):
-                e = cp.offsets_for(n + 1)
-                r.edits.append(Edit("write", f"commits/{n}", _commit_bytes(e.watermark_ms if e and e.watermark_ms is not None else 0)))
-                coms.add(n)
-                continue
-            later = [x for x in offs if x > n]
-            drop_offsets(later, r)
-            r.replanned += later
-            break
-        r.rerun.append(max(offs))
-        r.summary += f": restore the lost commits of finished batches, re-plan the rest; batch {max(offs)} re-runs"
-        repairs.append(r)
-    # 7. state version missing for the last committed batch; versions count in the partition
-    # layout in effect for them (after an offline repartition the new one)
-    if cp.state and coms:
-        done = max(coms)
-        empty = any(not op.partitions for op in cp.state)
-        every = [set(cp.state_versions(op)) for op in cp.state]
-        if empty or any(done + 1 not in vs for vs in every):
-            good = [] if empty else [b for b in sorted(coms) if b < done and all(b + 1 in vs for vs in every)]
-            r = Repair("state-version-missing", f"state version {done + 1} is missing")
-            if not good:
-                r.summary += ": no earlier committed batch has its state in every partition — start a new checkpoint"
-                r.note = "unrecoverable"
-            else:
-                b = good[-1]
-                for x in sorted(c for c in coms if c > b):
-                    r.edits.append(Edit("delete", f"commits/{x}"))
-                    coms.discard(x)
-                # a repartition batch left uncommitted is refused on restart, not re-run: re-plan it
-                again = b + 1 in {x.batch_id for x in find_repartitions(cp.offsets)}
-                later = [x for x in offs if x > b + (0 if again else 1)]
-                drop_offsets(later, r)
-                if not again:
-                    r.rerun.append(b + 1)
-                r.replanned += later
-                r.summary += f": roll back to batch {b} (state version {b + 1} everywhere); " + (
-                    f"the offline repartition of batch {b + 1} is undone and later batches are re-planned" if again
-                    else f"batch {b + 1} re-runs, later batches are re-planned")
-            repairs.append(r)
-    blocking = sorted(codes & BLOCKING)
-    rerun = sorted({b for r in repairs for b in r.rerun})
-    replanned = sorted({b for r in repairs for b in r.replanned})
-    return {
-        "schema": SCHEMA,
-        "path": cp.path,
-        "query_id": cp.query_id,
-        "blocking_findings": blocking,
-        "repairs": [
-            {"finding": r.finding, "summary": r.summary, "edits": [e.doc() for e in r.edits], "rerun": r.rerun, "replanned": sorted(r.replanned), "note": r.note}
-            for r in repairs
-        ],
-        "recoverable": not any(r.note == "unrecoverable" for r in repairs),
-        "after": {"latest_offsets": max(offs) if offs else None, "last_commit": max(coms) if coms else None},
-        "rerun": rerun,
-        "replanned": replanned,
-        "sink": _sink_twice(cp),
-        "_edits": [e for r in repairs for e in r.edits],
-    }
+    return out
 
 
-def public(doc: dict[str, Any]) -> dict[str, Any]:
-    """The plan document without its in-memory edit objects (what ``--json`` prints)."""
-    return {k: v for k, v in doc.items() if not k.startswith("_")}
+def _commits_behind(cp: Checkpoint, logs: _Logs) -> list[Repair]:
+    """Commit log more than one batch behind: lost commits of batches proven finished come
+    back; from the first batch without proof, later offsets go (re-planned)."""
+    offs, coms = logs.offs, logs.coms
+    if not (offs and coms and max(offs) - max(coms) > 1):
+        return []
+    latest, done = max(offs), max(coms)
+    r = Repair("commits-behind", f"commit log ends at {done}, offsets at {latest}")
+    for n in range(done + 1, latest):
+        if n in offs and n + 1 in offs and _finished(cp, n):
+            e = cp.offsets_for(n + 1)
+            r.edits.append(Edit("write", f"commits/{n}", _commit_bytes(e.watermark_ms if e and e.watermark_ms is not None else 0)))
+            coms.add(n)
+            continue
+        later = [x for x in offs if x > n]
+        logs.drop(later, r)
+        r.replanned += later
+        break
+    r.rerun.append(max(offs))
+    r.summary += f": restore the lost commits of finished batches, re-plan the rest; batch {max(offs)} re-runs"
+    return [r]
 
 
-def apply_to(root: str, plan_doc: dict[str, Any], newdir: str) -> list[str]:
+def _state_version(cp: Checkpoint, logs: _Logs) -> list[Repair]:
+    """State version C+1 missing for the last committed batch C: roll back to the latest batch
+    whose state is in every partition of its layout (after an offline repartition the new one)."""
+    offs, coms = logs.offs, logs.coms
+    if not (cp.state and coms):
+        return []
+    done = max(coms)
+    empty = any(not op.partitions for op in cp.state)
+    every = [set(cp.state_versions(op)) for op in cp.state]
+    if not empty and all(done + 1 in vs for vs in every):
+        return []
+    good = [] if empty else [b for b in sorted(coms) if b < done and all(b + 1 in vs for vs in every)]
+    r = Repair("state-version-missing", f"state version {done + 1} is missing")
+    if not good:
+        r.summary += ": no earlier committed batch has its state in every partition — start a new checkpoint"
+        r.note = "unrecoverable"
+        return [r]
+    b = good[-1]
+    for x in sorted(c for c in coms if c > b):
+        r.edits.append(Edit("delete", f"commits/{x}"))
+        coms.discard(x)
+    # a repartition batch left uncommitted is refused on restart, not re-run: re-plan it
+    again = b + 1 in {x.batch_id for x in find_repartitions(cp.offsets)}
+    later = [x for x in offs if x > b + (0 if again else 1)]
+    logs.drop(later, r)
+    if not again:
+        r.rerun.append(b + 1)
+    r.replanned += later
+    r.summary += f": roll back to batch {b} (state version {b + 1} everywhere); " + (
+        f"the offline repartition of batch {b + 1} is undone and later batches are re-planned" if again
+        else f"batch {b + 1} re-runs, later batches are re-planned")
+    return [r]
+
+
+def apply_to(root: str, plan: Plan, newdir: str) -> list[str]:
     """Copy the local checkpoint folder ``root`` to ``newdir`` (which must not exist, or be
     an empty folder) and apply the plan's edits to the copy; Hadoop ``.<name>.crc`` checksum
     files of edited files are removed with them. Returns the edited paths (relative).
@@ -327,7 +418,7 @@ def apply_to(root: str, plan_doc: dict[str, Any], newdir: str) -> list[str]:
             os.rmdir(newdir)
         shutil.copytree(root, newdir, symlinks=True)
         done = []
-        for e in plan_doc["_edits"]:
+        for e in plan.edits:
             target = os.path.join(newdir, e.path)
             folder, name = os.path.split(target)
             crc = os.path.join(folder, f".{name}.crc")
