@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "pipelines": "pipelines_cmd", "watch": "watch_cmd", "diff": "diff_cmd",
     "retention": "retention_cmd", "recover": "recover_cmd", "compat": "compat_cmd",
     "state": "state_cmd", "lineage": "lineage_cmd", "jars": "jars_cmd",
+    "advise": "advise_cmd",
 }
 
 

@@ -1,0 +1,116 @@
+"""``streamwatch advise PATH``: tuning advice measured on a query's own checkpoint (and, with
+``--recording``, its progress events), one finding per rule (no JVM)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Sequence
+
+import click
+
+from streamwatch.cli.stores_help import OBJECT_STORES
+from streamwatch.errors import Unreadable
+
+if TYPE_CHECKING:
+    from streamwatch.model.events import QueryProgress
+
+EPILOG = """\b
+Examples:
+  streamwatch advise ./streamwatch-workspace/checkpoints/events/windows
+  streamwatch advise CP --recording events.jsonl     batch times from the listener's progress
+  streamwatch advise CP --cores 16 --json            a cluster's cores, machine-readable
+\b
+Confidence: measured (every number read off this job), likely (verdict holds, cost not
+measured here), unknown (evidence missing: the finding says what it needs).
+\b
+Exit codes:
+  0  no rule advises a change (each keeps the setting or lacks evidence)
+  1  a rule advises a change
+  2  bad option
+  4  PATH is unreadable or not a checkpoint, or --recording is missing or unreadable
+""" + OBJECT_STORES
+
+OK, CHANGE = 0, 1
+
+
+@click.command("advise", epilog=EPILOG)
+@click.argument("path")
+@click.option("--recording", default=None, metavar="FILE",
+              help="A streamwatch recording or Spark event log of the same query: batch times "
+                   "(durationMs.triggerExecution) and state operators from its progress events.")
+@click.option("--cores", type=click.IntRange(min=1), default=None,
+              help="Cores that run the query's tasks [default: os.cpu_count() of this machine].")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the checkpoint and a list of findings.")
+def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -> None:
+    """Tuning advice for the streaming query whose checkpoint is PATH (local or an fsspec
+    URL), measured on the query itself: per rule the setting, the evidence (numbers with
+    units and where each was read), what to change and its expected effect, and how sure
+    the finding is. Batch times come from the checkpoint (commits/N modification time minus
+    offsets/N batchTimestampMs) or, with --recording, from Spark's progress events.
+    Rules: advise-shuffle-partitions (state partitions vs cores). Reads only; no Spark.
+    """
+    from streamwatch.analysis.advice import Cores, checkpoint_durations, progress_durations, shuffle_partitions
+    from streamwatch.checkpoint import CheckpointError, read_checkpoint
+
+    try:
+        cp = read_checkpoint(path, sizes=False)
+    except CheckpointError as e:
+        raise Unreadable(str(e)) from None
+    progress: tuple[QueryProgress, ...] = _progress(recording, cp.query_id) if recording is not None else ()
+    durations = progress_durations(progress) or checkpoint_durations(cp, _commit_mtimes(path, cp.commit_batch_ids))
+    have = Cores(cores, "--cores") if cores is not None else Cores(os.cpu_count(), "os.cpu_count() on this machine")
+    found = [shuffle_partitions(cp, progress, have, durations)]
+    if as_json:
+        import orjson
+
+        doc = {"checkpoint": path, "queryId": cp.query_id, "findings": [a.to_dict() for a in found]}
+        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+    else:
+        for a in found:
+            click.echo(f"{a.code}  [{a.verdict.value}, {a.confidence.value}]  {a.setting}")
+            click.echo(f"  {a.summary}")
+            for ev in a.evidence:
+                click.echo(f"  evidence: {ev.text}")
+            for label, text in (("do", a.action), ("effect", a.effect), ("needs", a.needs)):
+                if text:
+                    click.echo(f"  {label}: {text}")
+    sys.exit(CHANGE if any(a.verdict.value == "change" for a in found) else OK)
+
+
+def _commit_mtimes(path: str, batch_ids: Sequence[int]) -> dict[int, int]:
+    """batch id → ``commits/N``'s modification time (epoch ms), for the last 100 batches."""
+    from streamwatch.checkpoint.fs import open_storage
+    from streamwatch.checkpoint.storage import StorageError
+
+    try:
+        storage, root = open_storage(path)
+    except StorageError as e:
+        raise Unreadable(str(e)) from None
+    out = {}
+    for b in batch_ids[-100:]:
+        ms = storage.mtime_ms(storage.join(root, "commits", str(b)))
+        if ms is not None:
+            out[b] = ms
+    return out
+
+
+def _progress(recording: str, query_id: str | None) -> tuple[QueryProgress, ...]:
+    """The progress events of ``query_id`` in ``recording`` (every query's when the
+    checkpoint has no id), in file order. Raises :class:`Unreadable` for a missing or
+    unreadable recording."""
+    from streamwatch.events.reader import EventSourceError, ReadReport, read_events
+    from streamwatch.model.events import QueryProgress
+
+    report = ReadReport()
+    try:
+        events = [e for e in read_events(recording, report) if isinstance(e, QueryProgress)]
+    except EventSourceError as e:
+        raise Unreadable(f"--recording: {e}") from None
+    if report.bad_lines:
+        click.echo(f"streamwatch advise: --recording: skipped {report.bad_lines} unreadable lines "
+                   f"(first: {report.problems[0]})", err=True)
+    mine = tuple(e for e in events if query_id is None or e.id == query_id)
+    if events and not mine:
+        click.echo(f"streamwatch advise: --recording holds no progress of query {query_id}: not used", err=True)
+    return mine
