@@ -116,19 +116,20 @@ class SourceReader:
         self.root = root
         self.file_sizes = file_sizes
 
-    def _folder(self, entry: OffsetLogEntry, i: int) -> str:
-        sid = entry.source_ids[i] if i < len(entry.source_ids) and entry.version >= 2 else str(i)
-        return self.probe.join(self.root, "sources", sid)
-
     def inputs(self, entry: OffsetLogEntry, prev: OffsetLogEntry | None) -> tuple[SourceInput, ...]:
+        """What each source of ``entry`` (``offsets/N``) read since ``prev`` (``offsets/N-1``,
+        None when absent), in ``entry``'s line order. A source is matched across the two
+        entries by its id (:meth:`OffsetLogEntry.source_id`: its name in offsets log v2, whose
+        lines follow Spark's map order, else its index), never by line position."""
         out = []
         for i, p in enumerate(entry.parsed):
-            sid = entry.source_ids[i] if i < len(entry.source_ids) else str(i)
-            q = prev.parsed[i] if prev is not None and i < len(prev.parsed) else None
+            sid = entry.source_id(i)
+            at = prev.position(sid) if prev is not None else None
+            q = prev.parsed[at] if prev is not None and at is not None and at < len(prev.parsed) else None
             if p is None:
                 out.append(SourceInput(sid, "none"))
             elif p.kind == "file":
-                out.append(self._file(entry, i, sid, p, q, prev is None))
+                out.append(self._file(entry, sid, p, q, prev is None))
             elif p.kind == "kafka":
                 adv = None
                 if q is not None and q.kind == "kafka":  # a partition new since: from offset 0
@@ -151,7 +152,7 @@ class SourceReader:
                 out.append(SourceInput(sid, p.kind, offset=p.raw[:200]))
         return tuple(out)
 
-    def _file(self, entry: OffsetLogEntry, i: int, sid: str, p: SourceOffset, q: SourceOffset | None,
+    def _file(self, entry: OffsetLogEntry, sid: str, p: SourceOffset, q: SourceOffset | None,
               first: bool) -> SourceInput:
         last = p.log_offset
         before = q.log_offset if q is not None and q.kind == "file" else None
@@ -162,7 +163,7 @@ class SourceReader:
                 before = -1  # batch 0, or the source had no offset yet (``-``)
             else:  # offsets/N-1 is gone: which log ids N read is not known (the log counts itself)
                 return SourceInput(sid, "file", offset=p.summary())
-        folder = self._folder(entry, i)
+        folder = self.probe.join(self.root, "sources", sid)
         paths: list[str] = []
         mtimes: list[int] = []
         for log_id in range(before + 1, last + 1):

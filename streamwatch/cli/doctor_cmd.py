@@ -8,7 +8,7 @@ from importlib import metadata
 
 import click
 
-from streamwatch.errors import ExitCode
+from streamwatch.errors import ExitCode, NotInstalled
 
 
 def _version(dist: str) -> str:
@@ -20,8 +20,9 @@ def _version(dist: str) -> str:
 
 @click.command()
 def doctor() -> None:
-    """Print Python, Java, pyspark and delta-spark versions, every JVM dependency pinned in
-    jvm/pom.xml with the version resolved and where it is loaded from, and the table format
+    """Print Python, Java, pyspark and delta-spark versions, every JVM dependency
+    `streamwatch jars` resolves for the installed pyspark (jvm/pom.xml's pins when no pyspark
+    is installed) with the version resolved and where it is loaded from, and the table format
     the pipelines will use (Delta, or Parquet through Spark's file sink).
 
     \b
@@ -40,6 +41,7 @@ def doctor() -> None:
       1  a forced table format (STREAMWATCH_TABLE_FORMAT) cannot be honoured
       2  bad option
     """
+    from streamwatch.spark.jars import DELTA_FOR_SPARK, installed_spark, planned_artifacts
     from streamwatch.spark.javainfo import java_version
     from streamwatch.spark.tableformat import (
         JAR_SETS,
@@ -61,11 +63,24 @@ def doctor() -> None:
     for k, v in rows:
         click.echo(f"{k:<13} {v}")
     root = jars_root()
-    click.echo(f"\nJVM dependencies (jvm/pom.xml → {root}):")
+    try:
+        spark = installed_spark()
+    except NotInstalled:  # no pyspark: the POM's own pins are what `streamwatch jars` would start from
+        spark = None
+    if spark is None:
+        artifacts = pinned_artifacts()
+        click.echo(f"\nJVM dependencies (jvm/pom.xml → {root}):")
+    else:
+        artifacts = planned_artifacts(spark)
+        click.echo(f"\nJVM dependencies for pyspark {spark.version} (jvm/pom.xml → {root}):")
+        if spark.line not in DELTA_FOR_SPARK:
+            click.echo(f"  no Delta Lake release for Spark {spark.line} known to streamwatch (Parquet tables)")
     resolved = {s: {j.artifact: j for j in resolved_jars(s)} for s in JAR_SETS}
-    for a in pinned_artifacts():
+    for a in artifacts:
         jar = resolved[a.jar_set].get(a.artifact)
         where = f"{jar.version} from {jar.path}" if jar else f"not resolved ({NO_JARS_HINT})"
+        if jar is not None and jar.version != a.version:
+            where += f" (resolved for another pyspark: {NO_JARS_HINT})"
         if jar is None and a.jar_set == "s3":
             where = "not resolved (`streamwatch jars --set s3`: only for s3a:// workspaces)"
         click.echo(f"  {a.jar_set:<13} {a.group + ':' + a.artifact + ':' + a.version:<52} {where}")

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
+from streamwatch.checkpoint.fs import StorageError
+from streamwatch.checkpoint.fs import open_fs as checkpoint_open_fs
 from streamwatch.events.jsonl import JsonlRecorder, Recorder, RecordingHeader, encode
 
 DEFAULT_SEGMENT_BYTES = 8_000_000
@@ -44,15 +46,19 @@ def local_path(path: str | Path) -> Path:
 
 
 def open_fs(url: str, storage_options: Mapping[str, Any] | None = None) -> tuple[Any, str]:
-    """(fsspec filesystem, path inside it) for ``url``. Raises ``OSError`` when fsspec has no
-    implementation for its protocol (e.g. ``s3fs`` not installed) or the URL is malformed."""
+    """(fsspec filesystem, path inside it) for ``url``, opened by the checkpoint reader's
+    :func:`streamwatch.checkpoint.fs.open_fs` so recordings and checkpoints on ``s3://``,
+    ``abfss://``/``az://`` and ``gs://`` share one configuration (credentials, emulators,
+    uncached Azure/GCS listings). Raises ``OSError`` (``cannot open URL: why``) when the
+    library for the URL's scheme is not installed (naming the ``pip install`` to run), fsspec
+    has no implementation for it, or the URL is malformed."""
     try:
-        from fsspec.core import url_to_fs
-
-        fs, inner = url_to_fs(url, **dict(storage_options or {}))
-    except (ImportError, ValueError) as e:
-        raise OSError(f"cannot open {url}: {e}") from None
-    return fs, inner
+        return checkpoint_open_fs(url, dict(storage_options or {}))
+    except StorageError as e:
+        why = str(e).removeprefix(f"{url}: ")
+        if why.startswith("cannot open (") and why.endswith(")"):
+            why = why[len("cannot open ("):-1]
+        raise OSError(f"cannot open {url}: {why}") from None
 
 
 def segment_number(name: str, base: str) -> int | None:

@@ -154,11 +154,11 @@ def shape(writer) -> NewQuery:
             d = n.dataSource()
             opts = _scala_map(d.options())
             kind = "file" if "FileSource[" in n.toString() else str(d.className()).lower()
-            sources.append(NewSource(kind, opts.get("path"), opts))
+            sources.append(NewSource(kind, opts.get("path"), opts, _source_name(n)))
         elif name in ("StreamingRelationV2", "StreamingDataSourceV2Relation", "StreamingDataSourceV2ScanRelation"):
             text = n.toString()
             short = text.split(",")[1].strip() if name == "StreamingRelationV2" and "," in text else text
-            sources.append(NewSource(short.lower(), None, {}))
+            sources.append(NewSource(short.lower(), None, {}, _source_name(n) if name == "StreamingRelationV2" else None))
         elif name == "EventTimeWatermark":
             ms = _delay_ms(str(n.delay().toString()))
             if ms is not None:
@@ -193,6 +193,19 @@ def shape(writer) -> NewQuery:
     )
 
 
+def _source_name(relation) -> str | None:
+    """The name a streaming relation was given with ``DataStreamReader.name`` (Spark 4.2+:
+    ``HasStreamingSourceIdentifyingName.sourceIdentifyingName().nameOpt()``); None for an
+    unnamed source, and on a Spark without source names (the JVM has no such method)."""
+    from py4j.protocol import Py4JError
+
+    try:
+        name = relation.sourceIdentifyingName().nameOpt()
+    except Py4JError:
+        return None
+    return str(name.get()) if name.isDefined() else None
+
+
 def _opt(m, key: str) -> str | None:
     try:
         v = m.get(key)
@@ -203,15 +216,17 @@ def _opt(m, key: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class ResumedSource:
-    """Source ``index`` of the query restarted by :func:`verify`, as Spark's first progress of
-    the restart reports it (``SourceProgress``): ``description`` (e.g.
+    """Source ``index`` of the query restarted by :func:`verify` (the query's order), known
+    to the checkpoint as ``source_id`` (its name when named with ``DataStreamReader.name``,
+    else its index as text: :meth:`NewSource.source_id`), as Spark's first progress of the
+    restart reports it (``SourceProgress``): ``description`` (e.g.
     ``FileStreamSource[file:/in]``; from the analyzed plan when no batch ran), ``start_offset``
-    (offset JSON the source resumed from, Spark takes the offsets log entry at this index),
-    ``checkpoint_offset`` (that entry in the checkpoint's ``offsets/N`` of the batch before
+    (offset JSON the source resumed from, Spark takes the offsets log line of its id),
+    ``checkpoint_offset`` (that line in the checkpoint's ``offsets/N`` of the batch before
     the restart's first one: the latest, or the one before when an uncommitted batch re-runs),
-    ``logged_folders`` (folders of the files the checkpoint's ``sources/<index>`` log lists:
-    file sources only) and ``own``: False when the source resumed offsets another source
-    wrote (a file source none of whose logged files lies under its folder)."""
+    ``logged_folders`` (folders of the files the checkpoint's ``sources/<source_id>`` log
+    lists: file sources only) and ``own``: False when the source resumed offsets another
+    source wrote (a file source none of whose logged files lies under its folder)."""
 
     index: int
     description: str
@@ -219,6 +234,7 @@ class ResumedSource:
     checkpoint_offset: str | None
     logged_folders: tuple[str, ...]
     own: bool
+    source_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,10 +265,11 @@ class SparkAnswer:
         """One line naming the first source that resumed another source's offsets, else None."""
         for s in self.sources:
             if not s.own and s.start_offset is not None and not _same_offset(s.start_offset, s.checkpoint_offset):
-                return f"source {s.index} {s.description} resumed from {s.start_offset}, not the checkpoint's {s.checkpoint_offset}"
+                return f"source {s.source_id} {s.description} resumed from {s.start_offset}, not the checkpoint's {s.checkpoint_offset}"
             if not s.own:
-                return (f"source {s.index} {s.description} resumed offsets {s.start_offset} of the checkpoint's source {s.index}, "
-                        f"whose log lists files under {s.logged_folders[0]}: Spark matches sources by index")
+                how = "by index" if s.source_id.isdecimal() else "by name"
+                return (f"source {s.source_id} {s.description} resumed offsets {s.start_offset} of the checkpoint's source {s.source_id}, "
+                        f"whose log lists files under {s.logged_folders[0]}: Spark matches sources {how}")
         return None
 
 
@@ -281,37 +298,41 @@ def _same_offset(a: str | None, b: str | None) -> bool:
 
 
 def _resumed(cp: Checkpoint | None, first_progress, planned: tuple[NewSource, ...]) -> tuple[ResumedSource, ...]:
-    """Each source of the restart against the checkpoint ``cp`` as read before the restart, at
-    its index: the description and start offset of ``first_progress`` (a
-    ``StreamingQueryProgress``, None when no batch ran: then the paths of the analyzed plan's
-    ``planned`` sources)."""
+    """Each source of the restart against the checkpoint ``cp`` as read before the restart,
+    matched by the id Spark matches it by (the ``planned`` sources of the analyzed plan, in
+    the query's order: a named source by its name, else by its index): the description and
+    start offset of ``first_progress`` (a ``StreamingQueryProgress`` whose ``sources`` are in
+    the query's order; None when no batch ran: then the paths of ``planned``)."""
     latest = cp.latest_offsets if cp is not None else None
     if latest is None:
         return ()
     assert cp is not None
-    logs = {s.index: s for s in cp.sources}
-    out = []
+    logs = {s.name: s for s in cp.sources}
     progress = list(first_progress.sources) if first_progress is not None else []
     # the restart's first batch resumes from the entry of the batch before it: the latest one,
     # or the one before when Spark re-runs a planned but uncommitted last batch
     prev = first_progress.batchId - 1 if first_progress is not None else latest.batch_id
     resumed_from = next((o for o in cp.offsets if o.batch_id == prev), latest)
-    for i, recorded in enumerate(resumed_from.sources):
+    out = []
+    for i in range(max(len(progress), len(planned))):
+        sid = planned[i].source_id(i) if i < len(planned) else str(i)
+        pos = resumed_from.position(sid)
+        if pos is None:  # a source the checkpoint holds no offsets of (added since)
+            continue
+        recorded = resumed_from.sources[pos]
         if i < len(progress):
             desc, start = str(progress[i].description), progress[i].startOffset
             m = _FILE_SOURCE.match(desc)
             folder = m.group(1) if m else None
-        elif i < len(planned):
+        else:
             folder = planned[i].path if planned[i].kind == "file" else None
             desc, start = f"{planned[i].kind} source {folder or ''} (no batch ran: from the analyzed plan)".replace("  ", " "), None
-        else:
-            continue
-        log = logs.get(i)
+        log = logs.get(sid)
         dirs = tuple(sorted({e.path.rsplit("/", 1)[0] for e in log.entries})) if log is not None else ()
         own = folder is None or not dirs or any(_under(folder, d) for d in dirs)
         if start is not None and not _same_offset(start, recorded):
-            own = False  # resumed from somewhere other than the checkpoint's entry at this index
-        out.append(ResumedSource(i, desc, start, recorded, dirs, own))
+            own = False  # resumed from somewhere other than the checkpoint's line of this source
+        out.append(ResumedSource(i, desc, start, recorded, dirs, own, sid))
     return tuple(out)
 
 
@@ -329,6 +350,7 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
             cp_before: Checkpoint | None = read_checkpoint(cp_copy, full=True, sizes=False)
         except CheckpointError:
             cp_before = None
+        planned = shape(writer).sources  # the sources' names (by which Spark matches them), before any restart
         jw = writer._jwrite
         opts = _scala_map(_field(jw, "extraOptions"))
         target = opts.get("path")
@@ -355,6 +377,6 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
             line = str(getattr(err, "desc", None) or err).strip().splitlines()[0]
             return SparkAnswer(False, line[:500], ran)
         first = progress[0] if progress else None
-        return SparkAnswer(True, None, ran, _resumed(cp_before, first, shape(writer).sources if first is None else ()))
+        return SparkAnswer(True, None, ran, _resumed(cp_before, first, planned))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

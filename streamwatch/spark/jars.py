@@ -35,7 +35,7 @@ from importlib import metadata, util
 from pathlib import Path
 
 from streamwatch.errors import ExitCode, NotInstalled, StreamwatchError, Unreadable
-from streamwatch.spark.tableformat import BROKER_SET, JAR_SETS, POM, S3_SET, SPARK_SET
+from streamwatch.spark.tableformat import BROKER_SET, JAR_SETS, POM, S3_SET, SPARK_SET, PinnedArtifact
 
 #: Delta release per Spark line (``major.minor``): artifact id (``{scala}`` = Scala binary
 #: version) and version. Delta 3.3 is the last release for Spark 3.5; from Delta 4.1 on, Maven
@@ -187,6 +187,35 @@ def plan(jar_set: str, spark: InstalledSpark, pom: Path = POM) -> ResolvePlan:
     else:
         props["delta.artifact"], props["delta.version"] = delta[0].format(scala=spark.scala), delta[1]
     return ResolvePlan(jar_set, _changed(props, pinned), delta is None, tuple(notes))
+
+
+def planned_artifacts(spark: InstalledSpark, pom: Path = POM) -> list[PinnedArtifact]:
+    """The direct dependencies ``streamwatch jars`` resolves for ``spark``, per jar set: the
+    POM's ``<dependency>`` pins with ``${…}`` expanded from its properties overridden by
+    :func:`plan` (``spark-sql-kafka-0-10_2.12:3.5.7`` for pyspark 3.5.7), the ``io.delta``
+    ones left out where the Spark line has no Delta release. Empty when the POM is absent.
+    Raises ``xml.etree.ElementTree.ParseError`` for a malformed POM."""
+    if not pom.is_file():
+        return []
+    ns = {"m": _POM_NS}
+    root = ET.parse(pom).getroot()
+    pinned = pom_properties(pom)
+    out: list[PinnedArtifact] = []
+    for profile in root.iterfind("m:profiles/m:profile", ns):
+        jar_set = profile.findtext("m:id", "", ns)
+        how = plan(jar_set, spark, pom) if jar_set in JAR_SETS else ResolvePlan(jar_set)
+        props = {**pinned, **how.properties}
+
+        def expand(text: str | None, props: Mapping[str, str] = props) -> str:
+            return re.sub(r"\$\{([^}]+)\}", lambda m: props.get(m[1], m[0]), text or "")
+
+        for dep in profile.iterfind("m:dependencies/m:dependency", ns):
+            group = expand(dep.findtext("m:groupId", "", ns))
+            if how.without_delta and group == "io.delta":
+                continue
+            out.append(PinnedArtifact(group, expand(dep.findtext("m:artifactId", "", ns)),
+                                      expand(dep.findtext("m:version", "", ns)), jar_set))
+    return out
 
 
 def _changed(props: dict[str, str], pinned: Mapping[str, str]) -> dict[str, str]:

@@ -2,13 +2,20 @@
 this checkout pins: the built wheel installed with pyspark 3.5.x (the long-term-support line)
 and with 4.3.0 into fresh venvs (pip's cache keeps them quick), a real local session in each
 recording an availableNow aggregation — and the recording held against Spark's own account
-of the run (the query's ids and every progress as the JVM serialised it)."""
+of the run (the query's ids and every progress as the JVM serialised it).
+
+The checkpoint that Spark version wrote is then watched for its file source's lag (``watch
+--log --once``, no JVM) after two more files land with known modification times: the backlog
+and the oldest unread file are the files themselves, the last committed batch Spark's last
+progress."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +69,20 @@ def test_record_on_the_jobs_own_pyspark(version, wheel, tmp_path):
     ours = [(p.batch_id, p.num_input_rows, tuple(o.num_rows_total for o in p.state_operators)) for p in progress]
     assert ours == theirs
     assert [n for _, n, _ in theirs] == [10, 20]
+
+    # the file source's lag on the checkpoint this Spark wrote: two files land after the run
+    now_ms = int(time.time() * 1000)
+    for name, age_s in (("f2.json", 120), ("f3.json", 60)):
+        f = work / "in" / name
+        f.write_text('{"k": 1, "v": 1}')
+        os.utime(f, ns=((now_ms - age_s * 1000) * 1_000_000,) * 2)
+    watch = subprocess.run([str(Path(sys.executable).with_name("streamwatch")), "watch", str(work / "cp"), "--log",
+                            "--once"], capture_output=True, text=True, timeout=300)
+    assert watch.returncode == 0, watch.stderr
+    records = [json.loads(line) for line in watch.stdout.splitlines()]
+    (lag,) = [r for r in records if r["kind"] == "source-lag"]
+    assert (lag["id"], lag["sourceKind"], lag["backlog"], lag["oldestUnreadMs"]) == (
+        spark["id"], "file", 2, now_ms - 120_000), lag
+    assert lag["lagSeconds"] == (lag["atMs"] - lag["oldestUnreadMs"]) / 1000 >= 120
+    (status,) = [r for r in records if r["kind"] == "checkpoint-status"]
+    assert status["lastCommittedBatchId"] == spark["progress"][-1]["batchId"] == 1

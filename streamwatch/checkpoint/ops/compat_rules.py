@@ -8,10 +8,11 @@ Spark 4.x makes on restart:
 
 * sources: the number of sources must match the offsets log (``MicroBatchExecution``
   refuses otherwise), each source's kind must read the recorded offset; a file source with a
-  different path (moved, or two sources swapped) is incompatible: Spark matches sources by
-  index, so it resumes a source log listing files outside the new path; Spark 4.2 refuses
-  it when the last batch read files from that source, else it restarts and the source reads
-  its whole folder as new; maxFilesPerTrigger and other rate options are fine;
+  different path (moved, or two sources swapped) is incompatible: Spark matches unnamed
+  sources by index (named ones, ``DataStreamReader.name`` with offsets log v2, by name), so
+  it resumes a source log listing files outside the new path; Spark 4.2 refuses it when the
+  last batch read files from that source, else it restarts and the source reads its whole
+  folder as new; maxFilesPerTrigger and other rate options are fine;
 * sink: a different kind or file sink path is allowed — a new file sink path starts a new
   ``_spark_metadata`` (no dedup with what the old folder holds); a file sink supports the
   append output mode only;
@@ -35,7 +36,7 @@ import orjson
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.ops.paths import inside, same_place
-from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.model.checkpoint import Checkpoint, SourceLog
 
 SCHEMA = "streamwatch.compat/1"
 Verdict = Literal["compatible", "allowed", "incompatible"]
@@ -67,11 +68,19 @@ RESTORED_CONFS = (
 @dataclass(frozen=True, slots=True)
 class NewSource:
     """A source of the new query: ``kind`` (``file``, ``kafka``, ``rate``, ``delta``…),
-    ``path`` (file sources), ``options`` as given to the reader."""
+    ``path`` (file sources), ``options`` as given to the reader, ``name`` as given with
+    ``DataStreamReader.name`` (Spark 4.2+; None for an unnamed source)."""
 
     kind: str
     path: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)
+    name: str | None = None
+
+    def source_id(self, index: int) -> str:
+        """The id the checkpoint knows this source by when it is the query's ``index``-th
+        source: its name (the offsets log v2 key, the ``sources/<name>/`` folder), else its
+        index as text (``"0"``…), as Spark matches an unnamed source."""
+        return self.name or str(index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,43 +199,60 @@ def _schema_of(storage: Storage, op_path: str, files: tuple[str, ...]) -> tuple[
     return [], None
 
 
+def _source_rows(cp: Checkpoint, new: NewQuery, off_path: str | None) -> list[dict[str, Any]]:
+    """The sources rules: each source of ``new`` against the latest offsets entry's line of
+    the same id (:meth:`NewSource.source_id`: by name for a named source, else by index) and
+    its ``sources/<id>/`` file log."""
+    latest = cp.latest_offsets
+    if latest is None:
+        return [_row("sources", "compatible", "no batch planned yet: the query starts fresh", None)]
+    if len(latest.sources) != len(new.sources):
+        return [_row("sources", "incompatible", f"the offsets log has {len(latest.sources)} source(s), the query {len(new.sources)}: Spark refuses to continue", off_path)]
+    rows = [_row("sources", "compatible", f"{len(new.sources)} source(s) on both sides", off_path)]
+    logs = {s.name: s for s in cp.sources}
+    for i, ns in enumerate(new.sources):
+        sid = ns.source_id(i)
+        pos = latest.position(sid)
+        if pos is None:
+            known = ", ".join(latest.source_ids) or "none"
+            rows.append(_row(f"source {sid}", "incompatible", f"the offsets log has no source {sid} (its sources: {known}): "
+                             "Spark matches a named source by its name", off_path))
+            continue
+        p = latest.parsed[pos] if pos < len(latest.parsed) else None
+        kind = p.kind if p else None
+        if kind not in ("number", "raw", None) and kind != ns.kind:
+            rows.append(_row(f"source {sid} kind", "incompatible", f"the checkpoint holds a {kind} offset, the query reads {ns.kind} here", off_path))
+            continue
+        if ns.kind == "file":
+            rows.append(_file_source_row(sid, ns, logs.get(sid), off_path))
+        opts = {k: v for k, v in ns.options.items() if k.lower() != "path"}
+        if opts:
+            rows.append(_row(f"source {sid} options", "compatible", "reader options (" + ", ".join(sorted(opts)) + ") may change across restarts", None))
+    return rows
+
+
+def _file_source_row(sid: str, ns: NewSource, log: SourceLog | None, off_path: str | None) -> dict[str, Any]:
+    dirs = {e.path.rsplit("/", 1)[0] for e in log.entries} if log and log.entries_loaded else set()
+    # the log holds Spark's URIs (file:///…, %20), the query the path as typed (maybe
+    # relative): compared as places; a partitioned source lists files in subfolders of the
+    # folder it reads
+    if dirs and ns.path and not any(inside(d, ns.path) for d in dirs):
+        how = "by name" if not sid.isdecimal() else "by index"
+        return _row(f"source {sid} path", "incompatible",
+                    f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark matches sources {how} "
+                    "and resumes this log (it refuses when the last batch read files here, else the source reads its "
+                    "folder as new); a moved or swapped source needs a new checkpoint",
+                    log.path if log else None)
+    return _row(f"source {sid} path", "compatible", "same folder", log.path if log else off_path)
+
+
 def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
     """The verdict per rule for restarting ``new`` from ``cp`` (``storage`` reads the schema
     files). Returns the ``streamwatch.compat/1`` document (without Spark's --verify answer)."""
     rows: list[dict[str, Any]] = []
     latest = cp.latest_offsets
     off_path = f"{cp.path.rstrip('/')}/offsets/{latest.batch_id}" if latest else None
-    old_src = list(zip(latest.source_ids, latest.parsed)) if latest else []
-    if latest is None:
-        rows.append(_row("sources", "compatible", "no batch planned yet: the query starts fresh", None))
-    elif len(old_src) != len(new.sources):
-        rows.append(_row("sources", "incompatible", f"the offsets log has {len(old_src)} source(s), the query {len(new.sources)}: Spark refuses to continue", off_path))
-    else:
-        rows.append(_row("sources", "compatible", f"{len(new.sources)} source(s) on both sides", off_path))
-        for i, ((sid, p), ns) in enumerate(zip(old_src, new.sources)):
-            kind = p.kind if p else None
-            if kind in ("number", "raw", None) or kind == ns.kind:
-                pass
-            else:
-                rows.append(_row(f"source {i} kind", "incompatible", f"the checkpoint holds a {kind} offset, the query reads {ns.kind} here", off_path))
-                continue
-            if ns.kind == "file":
-                log = next((s for s in cp.sources if s.index == i), None)
-                dirs = {e.path.rsplit("/", 1)[0] for e in log.entries} if log and log.entries_loaded else set()
-                # the log holds Spark's URIs (file:///…, %20), the query the path as typed
-                # (maybe relative): compared as places; a partitioned source lists files in
-                # subfolders of the folder it reads
-                if dirs and ns.path and not any(inside(d, ns.path) for d in dirs):
-                    rows.append(_row(f"source {i} path", "incompatible",
-                                     f"the file source's log lists files under {sorted(dirs)[0]}, the query reads {ns.path}: Spark matches sources by index "
-                                     "and resumes this log (it refuses when the last batch read files here, else the source reads its "
-                                     "folder as new); a moved or swapped source needs a new checkpoint",
-                                     log.path if log else None))
-                else:
-                    rows.append(_row(f"source {i} path", "compatible", "same folder", log.path if log else off_path))
-            opts = {k: v for k, v in ns.options.items() if k.lower() != "path"}
-            if opts:
-                rows.append(_row(f"source {i} options", "compatible", "reader options (" + ", ".join(sorted(opts)) + ") may change across restarts", None))
+    rows.extend(_source_rows(cp, new, off_path))
     # sink
     fmt = (new.sink_format or "").lower()
     if cp.sink is not None or cp.delta_sink is not None:
