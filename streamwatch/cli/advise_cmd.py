@@ -13,6 +13,8 @@ from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import Unreadable
 
 if TYPE_CHECKING:
+    from streamwatch.analysis.records import SourceLag
+    from streamwatch.model.checkpoint import Checkpoint
     from streamwatch.model.events import QueryProgress
 
 EPILOG = """\b
@@ -22,7 +24,8 @@ Examples:
   streamwatch advise CP --cores 16 --json            a cluster's cores, machine-readable
 \b
 Confidence: measured (every number read off this job), likely (verdict holds, cost not
-measured here), unknown (evidence missing: the finding says what it needs).
+measured here, or a setting not in the checkpoint inferred from what the batches did),
+unknown (evidence missing: the finding says what it needs).
 \b
 Exit codes:
   0  no rule advises a change (each keeps the setting or lacks evidence)
@@ -48,9 +51,17 @@ def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -
     units and where each was read), what to change and its expected effect, and how sure
     the finding is. Batch times come from the checkpoint (commits/N modification time minus
     offsets/N batchTimestampMs) or, with --recording, from Spark's progress events.
-    Rules: advise-shuffle-partitions (state partitions vs cores). Reads only; no Spark.
+    Rules: advise-shuffle-partitions (state partitions vs cores), advise-max-files-per-trigger
+    (a file source's files per batch from its log, and its backlog: the source's folder is
+    listed). Reads only; no Spark.
     """
-    from streamwatch.analysis.advice import Cores, checkpoint_durations, progress_durations, shuffle_partitions
+    from streamwatch.analysis.advice import (
+        Cores,
+        checkpoint_durations,
+        max_files_per_trigger,
+        progress_durations,
+        shuffle_partitions,
+    )
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
 
     try:
@@ -60,7 +71,8 @@ def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -
     progress: tuple[QueryProgress, ...] = _progress(recording, cp.query_id) if recording is not None else ()
     durations = progress_durations(progress) or checkpoint_durations(cp, _commit_mtimes(path, cp.commit_batch_ids))
     have = Cores(cores, "--cores") if cores is not None else Cores(os.cpu_count(), "os.cpu_count() on this machine")
-    found = [shuffle_partitions(cp, progress, have, durations)]
+    found = [shuffle_partitions(cp, progress, have, durations),
+             *max_files_per_trigger(cp, durations, _lags(path, cp))]
     if as_json:
         import orjson
 
@@ -92,6 +104,38 @@ def _commit_mtimes(path: str, batch_ids: Sequence[int]) -> dict[int, int]:
         ms = storage.mtime_ms(storage.join(root, "commits", str(b)))
         if ms is not None:
             out[b] = ms
+    return out
+
+
+def _lags(path: str, cp: Checkpoint) -> dict[str, SourceLag]:
+    """Each file source's :class:`SourceLag` now: its folder listed against its log, the
+    rates measured since the plan of the oldest of the last 10 committed batches. The query
+    may be stopped (a checkpoint read offline), so a pause in planning is not judged
+    (``patience_ms`` None). Sources whose folder cannot be listed are absent."""
+    import time
+
+    from streamwatch.analysis.lag import FileSourceLag
+    from streamwatch.analysis.probe import Probe, ProbeError
+
+    try:
+        probe = Probe(path)
+    except ProbeError:
+        return {}
+    fb = cp.files_by_batch()
+    planned = {e.batch_id: e.timestamp_ms for e in cp.offsets if e.timestamp_ms is not None}
+    recent = [b for b in cp.commit_batch_ids[-10:] if b in planned]
+    out = {}
+    for log in cp.sources:
+        if not log.entries_loaded:
+            continue
+        reads = [fb.files_read(b, log.name) for b in recent]
+        lag = FileSourceLag(probe, probe.root, log.name, ((e.path, e.timestamp_ms) for e in log.entries),
+                            max((e.batch_id for e in log.entries), default=-1))
+        out[log.name] = lag.measure(
+            query_id=cp.query_id or "", query="", checkpoint=path, now_ms=int(time.time() * 1000),
+            window_from_ms=min((planned[b] for b in recent), default=None),
+            files_read_in_window=None if not recent or any(r is None for r in reads) else sum(len(r or ()) for r in reads),
+            planned_since_ms=max(planned.values(), default=None), patience_ms=None)
     return out
 
 

@@ -58,7 +58,7 @@ def test_json_output_and_exit_0_when_nothing_to_change(tmp_path):
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     assert doc["queryId"] == QID and doc["checkpoint"] == str(cp)
-    (a,) = doc["findings"]
+    a = next(f for f in doc["findings"] if f["code"] == "advise-shuffle-partitions")
     assert (a["verdict"], a["target"], a["action"]) == ("keep", None, None)
     assert {e["what"]: e["value"] for e in a["evidence"]}["state partitions"] == 4
 
@@ -102,3 +102,50 @@ def test_the_installed_command_refuses_a_non_checkpoint_on_one_line(tmp_path):
     p = subprocess.run([EXE, "advise", str(tmp_path / "empty")], capture_output=True, text=True, timeout=120)
     assert p.returncode == 4 and p.stdout == ""
     assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("streamwatch advise: ")
+
+
+def _file_cp(tmp_path: Path, files: tuple[int, ...], unread: int) -> tuple[Path, Path]:
+    """A checkpoint whose file source read ``files[k]`` files of ``tmp_path/in`` in batch k
+    (``sources/0/<k>`` names them; ``offsets/k`` carries ``{"logOffset": k}``), and ``unread``
+    more files landed in that folder that no batch read."""
+    src = tmp_path / "in"
+    src.mkdir()
+    cp = build_checkpoint(tmp_path, offsets=range(len(files)), commits=range(len(files)))
+    n = 0
+    for b, count in enumerate(files):
+        rows = []
+        for _ in range(count):
+            f = src / f"f{n:04d}.json"
+            f.write_text("{}\n")
+            rows.append(json.dumps({"path": f.as_uri(), "timestamp": f.stat().st_mtime_ns // 1_000_000, "batchId": b}))
+            n += 1
+        (cp / "sources" / "0" / str(b)).write_text("v1\n" + "\n".join(rows))
+    for i in range(unread):
+        (src / f"late{i}.json").write_text("{}\n")
+    (src / ".hidden.tmp").write_text("")  # Spark never lists it: not backlog
+    return cp, src
+
+
+def test_a_huge_first_batch_of_a_file_source_advises_a_limit(tmp_path):
+    cp, _ = _file_cp(tmp_path, (60, 3, 2, 3), unread=0)
+    r = _advise(str(cp), "--cores", "2")
+    assert r.exit_code == 1
+    lines = r.stdout.splitlines()
+    at = lines.index("advise-max-files-per-trigger  [change, likely]  maxFilesPerTrigger (source 0)")
+    assert "  evidence: files read by the first batch: 60 files (sources/0 log batch 0)" in lines[at:]
+    assert "  evidence: median files of the later batches: 3 files (3 batches, sources/0 log)" in lines[at:]
+    assert any(x.startswith('  do: set .option("maxFilesPerTrigger", 6)') for x in lines[at:])
+
+
+def test_the_backlog_is_the_source_folders_unread_files(tmp_path):
+    cp, _ = _file_cp(tmp_path, (3, 2, 4, 3), unread=7)
+    doc = json.loads(_advise(str(cp), "--cores", "2", "--json").stdout)
+    a = next(f for f in doc["findings"] if f["code"] == "advise-max-files-per-trigger")
+    ev = {e["what"]: e for e in a["evidence"]}
+    assert (ev["backlog"]["value"], ev["backlog"]["unit"]) == (7, "files")
+    assert ev["files read by the first batch"]["value"] == 3
+    # every file of the folder landed after the first batch's plan (T0): 12 read + 7 waiting
+    assert (ev["files landed"]["value"], ev["files read"]["value"]) == (19, 12)
+    # not draining, but the batches read 3, 2, 4, 3 files: no limit binds them
+    assert (a["setting"], a["verdict"], a["target"]) == ("maxFilesPerTrigger (source 0)", "keep", None)
+    assert "no file limit binds" in a["summary"]

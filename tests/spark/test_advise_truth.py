@@ -77,7 +77,7 @@ def test_advise_names_the_partition_count_spark_reports(spark, stateful_run):
     assert reported == {PARTITIONS} and on_disk == PARTITIONS  # Spark did what was asked
 
     code, doc = _advise(str(base / "cp"), "--cores", str(cores))
-    (a,) = doc["findings"]
+    a = next(f for f in doc["findings"] if f["code"] == "advise-shuffle-partitions")
     assert a["code"] == "advise-shuffle-partitions" and a["setting"] == "spark.sql.shuffle.partitions"
     ev = {e["what"]: e for e in a["evidence"]}
     assert ev["state partitions"]["value"] == on_disk
@@ -94,7 +94,7 @@ def test_with_the_recording_the_batch_times_are_sparks_own(spark, stateful_run):
     spark_ms = [p["durationMs"]["triggerExecution"] for p in q.recentProgress if p["batchId"] < BATCHES]
     assert len(spark_ms) == BATCHES
     _, doc = _advise(str(base / "cp"), "--cores", "2", "--recording", str(base / "events.jsonl"))
-    (a,) = doc["findings"]
+    a = next(f for f in doc["findings"] if f["code"] == "advise-shuffle-partitions")
     ev = {e["what"]: e for e in a["evidence"]}
     assert ev["median batch time"]["value"] == int(statistics.median(spark_ms))
     assert ev["median batch time"]["source"].startswith(f"{BATCHES} batches, progress")
@@ -107,6 +107,6 @@ def test_a_stateless_query_gives_the_rule_no_evidence_and_it_says_unknown(spark,
     assert q.lastProgress["stateOperators"] == []  # Spark: no state operator
     assert not (tmp_path / "cp" / "state").exists()
     code, doc = _advise(str(tmp_path / "cp"), "--cores", "2")
-    (a,) = doc["findings"]
+    a = next(f for f in doc["findings"] if f["code"] == "advise-shuffle-partitions")
     assert (code, a["verdict"], a["confidence"], a["target"], a["action"]) == (0, "unknown", "unknown", None, None)
     assert "stateful" in a["needs"]

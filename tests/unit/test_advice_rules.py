@@ -15,9 +15,11 @@ from streamwatch.analysis.advice import (
     Cores,
     Verdict,
     checkpoint_durations,
+    max_files_per_trigger,
     progress_durations,
     shuffle_partitions,
 )
+from streamwatch.analysis.records import SourceLag
 from streamwatch.checkpoint import read_checkpoint
 from streamwatch.model.events import QueryProgress
 
@@ -158,3 +160,102 @@ def test_advice_json_shape():
     assert (d["code"], d["verdict"], d["confidence"], d["target"]) == ("advise-shuffle-partitions", "change", "measured", 4)
     assert d["evidence"][0] == {"what": "numShufflePartitions", "value": 16, "unit": "partitions",
                                 "source": "progress stateOperators"}
+
+
+def write_file_cp(root: Path, files: tuple[int, ...], *, idle_batches: tuple[int, ...] = ()) -> Path:
+    """A file-source checkpoint: query batch N planned at T0 + 10 s × N; each batch not in
+    ``idle_batches`` reads the next source-log batch, ``files[k]`` files (``sources/0/<k>``:
+    FileEntry lines), and ``offsets/N`` carries ``{"logOffset": k}`` as Spark writes it."""
+    cp = root / "fcp"
+    for d in ("offsets", "commits", "sources/0"):
+        (cp / d).mkdir(parents=True)
+    (cp / "metadata").write_text(json.dumps({"id": QID}))
+    log, n = -1, 0
+    for b in range(len(files) + len(idle_batches)):
+        if b not in idle_batches:
+            log += 1
+            rows = [json.dumps({"path": f"file:///in/f{n + i}.json", "timestamp": T0, "batchId": log})
+                    for i in range(files[log])]
+            n += files[log]
+            (cp / "sources" / "0" / str(log)).write_text("v1\n" + "\n".join(rows))
+        meta = {"batchWatermarkMs": 0, "batchTimestampMs": T0 + b * 10_000, "conf": {}}
+        (cp / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + "\n" + json.dumps({"logOffset": log}))
+        (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+    return cp
+
+
+def _lag(backlog: int | None, catching_up: bool | None, landed: int = 0, read: int = 0, span_s: int = 100) -> SourceLag:
+    """A :class:`SourceLag` of source 0 measured ``span_s`` s after the window's start."""
+    return SourceLag(QID, "q", "cp", "0", "file", T0 + span_s * 1000, backlog, T0, 1.0,
+                     landed / span_s, read / span_s, T0, None, catching_up)
+
+
+def test_one_huge_first_batch_advises_twice_the_later_batches_files(tmp_path):
+    cp = read_checkpoint(write_file_cp(tmp_path, (200, 10, 12, 8)))
+    (a,) = max_files_per_trigger(cp, ())
+    assert (a.code, a.verdict, a.confidence, a.target) == ("advise-max-files-per-trigger", Verdict.CHANGE,
+                                                           Confidence.LIKELY, 20)
+    ev = {e.what: (e.value, e.unit, e.source) for e in a.evidence}
+    assert ev["files read by the first batch"] == (200, "files", "sources/0 log batch 0")
+    assert ev["median files of the later batches"] == (10, "files", "3 batches, sources/0 log")
+    assert "likely no maxFilesPerTrigger" in a.summary and "not in the checkpoint" in a.summary
+    assert a.action is not None and '.option("maxFilesPerTrigger", 20)' in a.action
+
+
+def test_files_per_batch_follow_the_log_not_the_query_batch_ids(tmp_path):
+    # batches 1 and 3 read no file (no source-log batch): the first batch's time is query batch 0,
+    # the later log batches 1, 2 are query batches 2, 4
+    cp = read_checkpoint(write_file_cp(tmp_path, (40, 10, 10), idle_batches=(1, 3)))
+    times = [BatchDuration(0, 30_000, "x"), BatchDuration(1, 5, "x"), BatchDuration(2, 1_000, "x"),
+             BatchDuration(3, 5, "x"), BatchDuration(4, 2_000, "x")]
+    (a,) = max_files_per_trigger(cp, times)
+    ev = {e.what: (e.value, e.source) for e in a.evidence}
+    assert ev["first batch time"] == (30_000, "query batch 0")
+    assert ev["median batch time of the later batches"] == (1_500, "2 batches")
+    # 40 files is 4× the later 10 (under 10×), but 30 s is 20× their 1.5 s: judged huge
+    assert (a.verdict, a.target) == (Verdict.CHANGE, 20)
+
+
+def test_a_first_batch_slow_for_warm_up_alone_is_not_judged_huge(tmp_path):
+    # 20 s against 2 s later (10×), but 3 files against 2: the advised 4 would not cap it
+    cp = read_checkpoint(write_file_cp(tmp_path, (3, 2, 2)))
+    times = [BatchDuration(0, 20_000, "x"), BatchDuration(1, 2_000, "x"), BatchDuration(2, 2_000, "x")]
+    (a,) = max_files_per_trigger(cp, times, {"0": _lag(0, True, landed=7, read=7)})
+    assert (a.verdict, a.target) == (Verdict.KEEP, None)
+
+
+def test_a_first_batch_like_the_others_with_a_draining_backlog_is_kept(tmp_path):
+    cp = read_checkpoint(write_file_cp(tmp_path, (12, 10, 11)))
+    (a,) = max_files_per_trigger(cp, (), {"0": _lag(4, True, landed=30, read=33)})
+    assert (a.verdict, a.confidence, a.target, a.action) == (Verdict.KEEP, Confidence.MEASURED, None, None)
+    ev = {e.what: e.value for e in a.evidence}
+    assert (ev["backlog"], ev["files landed"], ev["files read"]) == (4, 30, 33)
+
+
+def test_a_binding_limit_with_a_backlog_not_draining_advises_raising_it(tmp_path):
+    cp = read_checkpoint(write_file_cp(tmp_path, (5, 5, 5, 5)))
+    # 60 files landed in 100 s (0.6/s), batches planned 10 s apart: 6 land a batch, 5 are read
+    (a,) = max_files_per_trigger(cp, (), {"0": _lag(50, False, landed=60, read=50)})
+    assert (a.verdict, a.confidence, a.target) == (Verdict.CHANGE, Confidence.LIKELY, 12)
+    assert "read exactly 5 files" in a.summary and "maxFilesPerTrigger=5" in a.summary
+    ev = {e.what: (e.value, e.unit) for e in a.evidence}
+    assert ev["batch interval"] == (10_000, "ms") and ev["backlog"] == (50, "files")
+    assert a.action is not None and '.option("maxFilesPerTrigger", 12)' in a.action
+
+
+def test_a_backlog_not_draining_without_a_binding_limit_keeps_the_setting(tmp_path):
+    cp = read_checkpoint(write_file_cp(tmp_path, (5, 7, 4, 6)))
+    (a,) = max_files_per_trigger(cp, (), {"0": _lag(50, False, landed=60, read=22)})
+    assert (a.verdict, a.target) == (Verdict.KEEP, None)
+    assert "no file limit binds" in a.summary
+
+
+def test_without_the_backlog_or_a_second_batch_or_a_file_source_the_rule_says_unknown(tmp_path):
+    (a,) = max_files_per_trigger(read_checkpoint(write_file_cp(tmp_path / "a", (10, 10, 9))), ())
+    assert (a.verdict, a.confidence) == (Verdict.UNKNOWN, Confidence.UNKNOWN)
+    assert a.needs is not None and "folder listed" in a.needs
+    (b,) = max_files_per_trigger(read_checkpoint(write_file_cp(tmp_path / "b", (200,))), ())
+    assert (b.verdict, b.target) == (Verdict.UNKNOWN, None) and b.needs is not None and "two micro-batches" in b.needs
+    assert [(e.what, e.value) for e in b.evidence] == [("files read by log batch 0", 200)]
+    (c,) = max_files_per_trigger(read_checkpoint(write_cp(tmp_path / "c", 4, state_parts=4)), ())
+    assert c.verdict is Verdict.UNKNOWN and c.needs is not None and "file source" in c.needs
