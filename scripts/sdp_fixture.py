@@ -44,8 +44,10 @@ def gold():
 STATE = re.compile(r"Flow '?([\w.]+)'? (?:is|has) (\w+)")
 
 
-#: the CLI runs spark-submit from its own venv's bin
-ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+#: the CLI runs spark-submit from its own venv's bin. Its local Connect server binds port 15002
+#: unless SPARK_TESTING is set: then an ephemeral port the client asks the JVM for, so a
+#: concurrent run on this machine (another test session, a CI clone) cannot take it first
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "SPARK_TESTING": "1"}
 
 
 def _run(cli: str, cwd: Path, *args: str) -> list[tuple[str, str]]:
@@ -54,6 +56,28 @@ def _run(cli: str, cwd: Path, *args: str) -> list[tuple[str, str]]:
     if out.returncode != 0:
         raise SystemExit(f"spark-pipelines run failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return [(m.group(1), m.group(2)) for m in STATE.finditer(out.stdout + out.stderr)]
+
+
+def write_project(base: Path, rows: list[dict[str, int]]) -> Path:
+    """A project as ``spark-pipelines init`` lays it out, with :data:`FLOWS`, under ``base``:
+    ``landing/f<i>.json`` (one row each), ``proj/transformations/flows.py`` and
+    ``proj/spark-pipeline.yml`` (storage ``proj/pipeline-storage`` as a file URI); the spec's path."""
+    landing = base / "landing"
+    landing.mkdir(parents=True)
+    for i, row in enumerate(rows):
+        (landing / f"f{i}.json").write_text(json.dumps(row) + "\n")
+    proj = base / "proj"
+    (proj / "transformations").mkdir(parents=True)
+    (proj / "transformations" / "flows.py").write_text(FLOWS.format(landing=str(landing)))
+    spec = proj / "spark-pipeline.yml"
+    spec.write_text(f"name: proj\nstorage: {(proj / 'pipeline-storage').as_uri()}\n"
+                    "libraries:\n  - glob:\n      include: transformations/**\n")
+    return spec
+
+
+def run_pipeline(proj: Path, *args: str) -> list[tuple[str, str]]:
+    """``spark-pipelines run`` in ``proj`` (reruns work: hive catalog); the flow states it printed."""
+    return _run(str(Path(sys.executable).parent / "spark-pipelines"), proj, *args)
 
 
 def main() -> None:

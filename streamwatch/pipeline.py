@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol
 
 from streamwatch.model.location import Location
 from streamwatch.model.runtime import QueryPlan, RunPlan
@@ -159,7 +159,10 @@ class Layer:
 class Pipeline:
     """A medallion pipeline: landing sources, layers (their order is only the display order;
     the run order is the DAG each layer's ``upstream`` declares), and an optional
-    ``setup(ctx)`` that writes static tables (dimensions) before the layers start.
+    ``setup(ctx)`` that writes static tables (dimensions) before the layers start, and an
+    optional ``sdp_project(dest, landing)`` that writes the same medallion as a Spark
+    Declarative Pipelines project into ``dest`` reading the landing folders ``landing`` (source
+    name → folder), returning its spec's path (``FileExistsError`` when ``dest`` has a spec).
 
     Raises ``ValueError`` (one line) when a layer names an unknown upstream layer or landing
     source, two layers share a name, or the upstream links form a cycle."""
@@ -169,6 +172,7 @@ class Pipeline:
     sources: tuple[LandingSource, ...]
     layers: tuple[Layer, ...]
     setup: Callable[[LayerContext], None] | None = None
+    sdp_project: Callable[[Path, Mapping[str, Path]], Path] | None = None
 
     def __post_init__(self) -> None:
         names = [layer.name for layer in self.layers]

@@ -15,6 +15,10 @@ and hour, with the gold layer written in SQL over a streaming temporary view.
 
 The memory sink lives in the Spark session: it is rebuilt from the checkpoint on restart
 (complete mode) but not kept across processes.
+
+The same medallion ships as a Spark Declarative Pipelines project (``sdp/``: streaming tables
+in Python, gold a SQL materialized view), written beside landed data by ``streamwatch land
+events --sdp-project DIR``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import file_bronze, good_rows, quarantine_layer, table_stream
 from .factory import EventsFactory
+from .sdp import write_project
 
 MAX_FILES_PER_TRIGGER = 10
 VIEW = "events_silver"
@@ -82,4 +87,5 @@ def pipeline() -> Pipeline:
                   lambda ctx: _sql_gold(ctx, SLIDING_SQL), output_mode="complete", sink="memory",
                   upstream=("silver",)),
         ),
+        sdp_project=lambda dest, landing: write_project(dest, landing["events"]),
     )

@@ -12,6 +12,12 @@ for Delta, the versions and files after the downstream's latest Delta source off
 time minus the oldest input file's modification time) and the **end-to-end latency** of its
 latest batch (commit time minus the landing time of the oldest file it carries, followed
 through every watched upstream: a file sink's part files, a Delta sink's table versions). The layer with the largest layer latency is marked slowest.
+
+Spark Declarative Pipelines flows (:mod:`streamwatch.checkpoint.sdp`) name no sink in their
+checkpoint: a flow's sink is its table. A file read under a folder that is the session
+catalog's folder of exactly one watched flow's table
+(:func:`~streamwatch.checkpoint.sdp.is_table_folder`), when that folder holds a file-sink log
+(``_spark_metadata``), makes that flow the upstream; the log gives what each of its batches wrote.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ import statistics
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from streamwatch.analysis.probe import same_place
+from streamwatch.analysis.batchio import FileSinkReader
+from streamwatch.analysis.probe import Probe, ProbeError, same_place
 from streamwatch.analysis.records import CheckpointBatch, PipelineEdge
 from streamwatch.analysis.watch import CheckpointWatcher
+from streamwatch.checkpoint.sdp import SdpFlow, is_table_folder, sdp_flow
 from streamwatch.model.deltalog import delta_backlog
 
 #: Files remembered per query (written by a sink / read by a source) for backlog and lineage.
@@ -80,6 +88,9 @@ class PipelineChain:
         self._sinks: dict[str, str] = {}  # sink folder key → watcher url
         self._delta_tables: dict[str, str] = {}  # Delta table id → watcher url
         self.edges_seen: dict[tuple[str, str], str] = {}  # (up url, down url) → path
+        self._sdp: dict[str, SdpFlow] = {}  # watcher url → its SDP flow
+        self._sdp_sinks: dict[str, tuple[str, FileSinkReader]] = {}  # SDP flow url → (table folder, its sink log)
+        self._sdp_read: dict[str, set[int]] = {}  # SDP flow url → batches whose sink files are known
         for w in watchers:
             self.add(w)
 
@@ -90,6 +101,9 @@ class PipelineChain:
             self._sinks[same_place(w.sink_url)] = w.url
         if w.delta_sink is not None and w.delta_sink.table_id:
             self._delta_tables[w.delta_sink.table_id] = w.url
+        flow = sdp_flow(w.url)
+        if flow is not None and not w.sink_url:
+            self._sdp[w.url] = flow
 
     def _upstream_of(self, file_uri: str) -> str | None:
         folder = posixpath.dirname(same_place(file_uri))
@@ -98,7 +112,47 @@ class PipelineChain:
             if up is not None:
                 return up
             folder = posixpath.dirname(folder)
+        return self._sdp_upstream(file_uri)
+
+    def _sdp_upstream(self, file_uri: str) -> str | None:
+        """The SDP flow whose table folder holds ``file_uri`` (the only watched flow writing that
+        table), learnt as its sink from now on; None when none or several match."""
+        raw = posixpath.dirname(file_uri.rstrip("/"))
+        while raw and "/" in raw.strip("/"):
+            folder = same_place(raw)
+            ups = [url for url, flow in self._sdp.items() if url not in self._sdp_sinks and is_table_folder(folder, flow)]
+            if len(ups) == 1:
+                try:
+                    probe = Probe(folder if raw.startswith("file:") or "://" not in raw else raw)
+                except ProbeError:
+                    return None
+                if not probe.names(probe.join(probe.root, "_spark_metadata")):
+                    return None  # no file-sink log to read there (moved, elsewhere): no edge, no backlog guessed
+                self._sinks[folder] = ups[0]
+                self._sdp_sinks[ups[0]] = (folder, FileSinkReader(probe, probe.root))
+                self._sdp_written(ups[0])
+                return ups[0]
+            raw = posixpath.dirname(raw)
         return None
+
+    def _sdp_written(self, url: str) -> None:
+        """Fill what the SDP flow at ``url`` wrote, batch by committed batch, from its table's
+        file-sink log (its checkpoint names no sink, so its batches carry no output)."""
+        got = self._sdp_sinks.get(url)
+        if got is None:
+            return
+        layer, done = self.layers[url], self._sdp_read.setdefault(url, set())
+        origins = {b.batch_id: b.origin_ms for b in layer.watcher.batches}
+        for batch, committed in list(layer.watcher.commit_at.items()):
+            if batch in done:
+                continue
+            out = got[1].output(batch, None)
+            done.add(batch)
+            if out is None:
+                continue
+            for uri, size in zip(out.paths, out.sizes or (0,) * len(out.paths)):
+                layer.written[same_place(uri)] = (size, batch, origins.get(batch) or committed)
+        _bounded(layer.written)
 
     def observe(self, rec: CheckpointBatch) -> CheckpointBatch:
         """Record ``rec`` (its reads, writes and latencies) and return it with ``origin_ms`` and
@@ -114,7 +168,8 @@ class PipelineChain:
                 up = self._upstream_of(uri)
                 layer.read[key] = up or ""
                 if up is not None and up != rec.checkpoint:
-                    self.edges_seen.setdefault((up, rec.checkpoint), self.layers[up].watcher.sink_url or "")
+                    self._sdp_written(up)
+                    self.edges_seen.setdefault((up, rec.checkpoint), self._sink_of(up))
                     got = self.layers[up].written.get(key)
                     origins.append(got[2] if got else mtime)
                 else:
@@ -146,6 +201,10 @@ class PipelineChain:
             _bounded(layer.version_origin, DELTA_VERSIONS)
         return rec
 
+    def _sink_of(self, url: str) -> str:
+        sdp = self._sdp_sinks.get(url)
+        return self.layers[url].watcher.sink_url or (sdp[0] if sdp is not None else "")
+
     def layer_latency_ms(self, url: str) -> int | None:
         lat = self.layers[url].latencies
         return int(statistics.median(lat)) if lat else None
@@ -174,6 +233,7 @@ class PipelineChain:
                     at = first.timestamp_ms if first is not None else None
                     lag_s = max(0.0, (now_ms - at) / 1000) if at is not None else None
             else:
+                self._sdp_written(up)
                 read_batches = [u.written[k][1] for k, src in d.read.items() if src == up and k in u.written]
                 floor = min(read_batches) if read_batches else -1
                 pending = [(k, v) for k, v in u.written.items() if k not in d.read and v[1] >= floor]

@@ -59,3 +59,21 @@ def superseded(paths: Iterable[str]) -> set[str]:
     for f in flows.values():
         newest[f.key] = max(newest.get(f.key, f.version), f.version)
     return {p for p, f in flows.items() if f.version < newest[f.key]}
+
+
+#: The session catalog SDP's tables live in by default (their folders in the warehouse).
+SESSION_CATALOG = "spark_catalog"
+#: The folder name of Spark's default warehouse (``spark.sql.warehouse.dir``'s default).
+WAREHOUSE = "spark-warehouse"
+
+
+def is_table_folder(folder: str, flow: SdpFlow) -> bool:
+    """True when ``folder`` (a ``/``-separated path) is where the session catalog keeps
+    ``flow``'s table: ``<warehouse>/<table>`` for the ``default`` database, with the warehouse
+    named ``spark-warehouse`` (Spark's default), or ``<warehouse>/<database>.db/<table>``
+    (``SessionCatalog.defaultTablePath``). A table folder elsewhere (a custom warehouse for
+    ``default``, an external location, another catalog) is not recognised: no guess."""
+    parts = [p for p in folder.replace("\\", "/").rstrip("/").split("/") if p]
+    if flow.catalog != SESSION_CATALOG or len(parts) < 2 or parts[-1] != flow.table:
+        return False
+    return parts[-2] == f"{flow.database}.db" or (flow.database == "default" and parts[-2] == WAREHOUSE)

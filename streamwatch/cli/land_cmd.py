@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect as pyinspect
+from pathlib import Path
+from typing import Callable, Mapping
 
 import click
 
@@ -14,6 +16,10 @@ Examples:
   streamwatch land flights --files 20 --late-ratio 0.05
   streamwatch land orders --files 5 --bad-ratio 0.1
   streamwatch land events --workspace /tmp/ws
+  streamwatch land events --files 12 --sdp-project sdp-events
+                          the events pipeline as a Spark Declarative Pipelines project in
+                          sdp-events/ reading the landed files (then: cd sdp-events &&
+                          spark-pipelines run --conf spark.sql.catalogImplementation=hive)
   streamwatch land clicks --files 5 --late-ratio 0.1
                           100 click events per file to the Kafka topic of the running
                           `streamwatch run/log --pipeline clicks` on this workspace
@@ -21,7 +27,7 @@ Examples:
 \b
 Exit codes:
   0  landed (or every source exhausted)
-  2  bad option, unknown pipeline or no Kafka broker known
+  2  bad option, unknown pipeline, no Kafka broker known, or --sdp-project for a pipeline that ships no SDP project
   4  a file could not be written or the broker did not take the events (one line `cannot reach Kafka at HOST:PORT: …` when it does not answer within 5 s)
 """
 
@@ -49,8 +55,12 @@ def _accepts(factory, option: str) -> bool:
 @click.option("--kafka-bootstrap", default=None, metavar="HOST:PORT",
               help="Kafka pipelines (clicks): the broker to produce to. Default: the broker of the "
                    "`streamwatch run/log` running on --workspace.")
+@click.option("--sdp-project", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Also write PIPELINE as a Spark Declarative Pipelines project in DIR (spark-pipeline.yml "
+                   "and transformations/) reading these landing folders; an existing spec is kept. The "
+                   "bundled events pipeline ships one.")
 def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: float | None,
-         workspace: str, kafka_bootstrap: str | None) -> None:
+         workspace: str, kafka_bootstrap: str | None, sdp_project: Path | None) -> None:
     """Land the next FILES input files of PIPELINE into its landing directories.
 
     Each file is written under a hidden temporary name and then renamed, so a
@@ -61,7 +71,7 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
     (clicks) produces its events to the topic instead and lands one JSON
     manifest per batch (events, bad, late, offsets per partition).
     """
-    from streamwatch.pipeline import Workspace, get_pipeline
+    from streamwatch.pipeline import Workspace, discover_pipelines, get_pipeline
 
     try:
         pipeline = get_pipeline(pipeline_name)
@@ -71,6 +81,10 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         ws = Workspace.at(workspace)  # an s3a:// workspace lands in its local folder
     except ValueError as e:
         raise UsageError(f"--workspace {e.args[0]}") from None
+    if sdp_project is not None and pipeline.sdp_project is None:
+        shipped = sorted(name for name, p in discover_pipelines().items() if p.sdp_project is not None)
+        raise UsageError(f"pipeline {pipeline.name!r} ships no Spark Declarative Pipelines project "
+                         f"({', '.join(shipped)} does)")
     wanted = {k: v for k, v in (("bad_ratio", bad_ratio), ("late_ratio", late_ratio),
                                 ("bootstrap", kafka_bootstrap)) if v is not None}
     for option in wanted:
@@ -100,3 +114,19 @@ def land(pipeline_name: str, n_files: int, bad_ratio: float | None, late_ratio: 
         click.echo(f"{pipeline.name}/{source.name}: landed {len(files)} file(s) in {directory}{note}", err=True)
     if total == 0:
         click.echo("nothing landed: every source is exhausted", err=True)
+    if sdp_project is not None and pipeline.sdp_project is not None:
+        _write_sdp_project(pipeline.sdp_project, sdp_project,
+                           {s.name: ws.landing(pipeline.name, s.name) for s in pipeline.sources})
+
+
+def _write_sdp_project(write: Callable[[Path, Mapping[str, Path]], Path], dest: Path,
+                       landing: Mapping[str, Path]) -> None:
+    try:
+        spec = write(dest, landing)
+    except FileExistsError:
+        click.echo(f"{dest / 'spark-pipeline.yml'}: exists, kept", err=True)
+        return
+    except OSError as e:
+        raise Unreadable(f"{dest}: {one_line(e, 300)}") from None
+    click.echo(f"wrote {spec}: run it with `cd {dest} && spark-pipelines run --conf "
+               "spark.sql.catalogImplementation=hive`, or `streamwatch log --spec` it", err=True)

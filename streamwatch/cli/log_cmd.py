@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
 from streamwatch.cli.options import check_run_options, object_store_unavailable, run_options
-from streamwatch.errors import ExitCode, one_line
+from streamwatch.errors import ExitCode, UsageError, one_line
 
 EPILOG = """\b
 Examples:
@@ -35,14 +36,17 @@ Examples:
   streamwatch log --pipeline clicks --out clicks.jsonl     Kafka source; starts its own broker
   streamwatch log --pipeline clicks --kafka-bootstrap 127.0.0.1:9092 --out c.jsonl
   streamwatch replay events.jsonl                          watch it in the dashboard
+  streamwatch log --spec proj/spark-pipeline.yml --out sdp.jsonl
+                                                           a Spark Declarative Pipeline, run by
+                                                           pyspark's spark-pipelines (docs/sdp.md)
 \b
 Exit codes:
   0  stopped by --duration, Ctrl-C/SIGTERM, or every query finished
      (a query stopped by us is stopped, even when Spark reports the interrupted write)
-  1  a query terminated with an exception
-  2  bad option or unknown pipeline
-  3  Spark could not start (or the --remote server is unreachable or refuses the session), or a query could not be started, or the pipeline reads Kafka and its jars are missing or its broker did not start
-  4  the output cannot be written
+  1  a query terminated with an exception (--spec: a flow FAILED or spark-pipelines failed)
+  2  bad option or unknown pipeline (--spec with --pipeline)
+  3  --spec: the spec has errors, or spark-pipelines is not installed; Spark could not start (or the --remote server is unreachable or refuses the session), or a query could not be started, or the pipeline reads Kafka and its jars are missing or its broker did not start
+  4  the output cannot be written; --spec: the spec cannot be read
 """
 
 
@@ -64,10 +68,13 @@ Exit codes:
               help="Run the pipeline through this Spark Connect server instead of a Spark in this "
                    "process (not with --master); the server reads and writes WORKSPACE by its path.")
 @KAFKA_OPTION
+@click.option("--spec", default=None, metavar="SPEC",
+              help="Run this Spark Declarative Pipelines spec (spark-pipeline.yml) with pyspark's spark-pipelines "
+                   "instead of a bundled pipeline: its flow states, then its flows' progress (docs/sdp.md).")
 def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
         max_files: int | None, master: str | None, no_ui: bool, out: str, duration: float | None,
         flush_every: int, max_bytes: int | None, segment_seconds: float | None, prometheus_port: int | None,
-        remote: str | None, kafka_bootstrap: str | None) -> None:
+        remote: str | None, kafka_bootstrap: str | None, spec: str | None) -> None:
     """Run PIPELINE's queries headless on Spark (local, the cluster at
     --master, or a Spark Connect server at --remote) and write every
     streaming listener event (started, progress, idle, terminated) as
@@ -85,6 +92,14 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
     def say(msg: str) -> None:
         click.echo(f"streamwatch log: {msg}", err=True)
 
+    if spec is not None:
+        if click.get_current_context().get_parameter_source("pipeline_name") != ParameterSource.DEFAULT:
+            raise UsageError("--spec and --pipeline exclude each other")
+        if duration is not None and duration <= 0:
+            raise UsageError("--duration must be > 0")
+        from streamwatch.spark.sdp_run import log_spec
+
+        sys.exit(log_spec(spec, out, duration, say))
     try:
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
         if remote is not None:

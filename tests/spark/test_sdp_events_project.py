@@ -1,5 +1,5 @@
-"""The bundled events pipeline shipped as a Spark Declarative Pipelines project, run by
-pyspark's own ``spark-pipelines`` CLI (its own JVM and local Connect server), then held
+"""The bundled events pipeline shipped as a Spark Declarative Pipelines project (written with
+its data by ``streamwatch land events --sdp-project``), run by pyspark's own ``spark-pipelines`` CLI (its own JVM and local Connect server), then held
 against Spark's batch engine and the files:
 
 * every flow the CLI reports ends COMPLETED, in medallion order;
@@ -22,8 +22,6 @@ from pathlib import Path
 import pytest
 
 from sample_pipelines.events import GOLD_SQL, events_schema, silver_transform
-from sample_pipelines.events.factory import EventsFactory
-from sample_pipelines.events.sdp import write_project
 
 pytestmark = pytest.mark.spark
 BIN = Path(sys.executable).parent
@@ -37,10 +35,13 @@ def sdp_run(tmp_path_factory):
     if not CLI.exists():
         pytest.skip(f"{CLI} missing: this pyspark ships no spark-pipelines CLI (4.1+ does)")
     base = tmp_path_factory.mktemp("sdp-events")
-    landing = base / "landing"
-    landing.mkdir()
-    EventsFactory(landing, bad_ratio=0.1).land(12)
-    spec = write_project(base / "proj", landing)
+    land = subprocess.run([str(BIN / "streamwatch"), "land", "events", "--files", "12", "--bad-ratio", "0.1",
+                           "--workspace", str(base / "ws"), "--sdp-project", str(base / "proj")],
+                          capture_output=True, text=True, timeout=300)
+    assert land.returncode == 0, land.stderr
+    landing = base / "ws" / "landing" / "events" / "events"
+    assert sorted(land.stdout.split()) == sorted(str(p) for p in landing.glob("events_*.json"))
+    spec = base / "proj" / "spark-pipeline.yml"
     # the CLI runs spark-submit from the venv's bin. Its local Connect server binds port 15002
     # unless SPARK_TESTING is set: then an ephemeral port the client asks the JVM for, so
     # another Connect server on this machine (a concurrent run) cannot refuse it the port

@@ -1,0 +1,144 @@
+"""``streamwatch log --spec``: a small Spark Declarative Pipelines project (scripts/sdp_fixture.py's
+flows: streaming tables bronze ← JSON files, silver ← bronze where v >= 0, materialized view gold)
+run once by pyspark's own ``spark-pipelines`` through streamwatch. Held against independent
+accounts: the flow states equal the lines the CLI itself printed in that run (parsed here with the
+fixture script's regex) and in the committed fixture run (tests/fixtures/sdp/facts.json, written
+by the CLI for the same flows); each flow's recorded ``numInputRows`` add up to the rows of the
+landed files (bronze reads them all, silver reads all bronze wrote: its filter is after the
+source), counted from the files; the
+recording replays in the dashboard (``streamwatch replay``, exit 0)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from streamwatch.events.reader import ReadReport, read_recording
+from streamwatch.model.events import QueryProgress
+from tests.helpers.terminal import Terminal
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+SW = str(Path(sys.executable).parent / "streamwatch")
+#: spark-pipelines' local Connect server on an ephemeral port, not 15002 (see scripts/sdp_fixture.py):
+#: concurrent test runs on one machine cannot refuse each other the port
+ENV = {**os.environ, "SPARK_TESTING": "1"}
+ROWS = [{"k": 0, "v": 0}, {"k": 1, "v": 10}, {"k": 2, "v": -5}, {"k": 3, "v": 30}]
+
+
+def _fixture_script():
+    spec = importlib.util.spec_from_file_location("sdp_fixture", ROOT / "scripts" / "sdp_fixture.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def project(base: Path) -> Path:
+    """A project like `spark-pipelines init` writes, with the fixture's flows; its spec path."""
+    fixture = _fixture_script()
+    landing = base / "landing"
+    landing.mkdir()
+    for i, row in enumerate(ROWS):
+        (landing / f"f{i}.json").write_text(json.dumps(row) + "\n")
+    proj = base / "proj"
+    (proj / "transformations").mkdir(parents=True)
+    (proj / "transformations" / "flows.py").write_text(fixture.FLOWS.format(landing=str(landing)))
+    spec = proj / "spark-pipeline.yml"
+    spec.write_text(f"name: proj\nstorage: {(proj / 'pipeline-storage').as_uri()}\n"
+                    "libraries:\n  - glob:\n      include: transformations/**\n")
+    return spec
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory):
+    base = tmp_path_factory.mktemp("sdp-log")
+    spec = project(base)
+    out = base / "sdp.jsonl"
+    r = subprocess.run([SW, "log", "--spec", str(spec), "--out", str(out)], capture_output=True, text=True,
+                       timeout=900, cwd=base, env=ENV)
+    return base, out, r
+
+
+def _records(out: Path, kind: str) -> list[dict]:
+    lines = [orjson.loads(raw) for raw in out.read_bytes().splitlines()]
+    return [d["event"] for d in lines if d["kind"] == kind]
+
+
+def test_flow_states_are_what_the_cli_printed(logged):
+    _, out, r = logged
+    assert r.returncode == 0, r.stderr[-3000:]
+    regex = _fixture_script().STATE  # the fixture script's reading of the CLI's lines
+    printed = [(m.group(1), m.group(2)) for m in regex.finditer(r.stderr)]
+    recorded = [(e["flow"], e["state"]) for e in _records(out, "flow-state")]
+    assert recorded == printed
+    committed = json.loads((ROOT / "tests" / "fixtures" / "sdp" / "facts.json").read_text())["runs"][0]
+    assert recorded == [tuple(s) for s in committed]
+    assert all(e["atMs"] > 0 for e in _records(out, "flow-state"))
+
+
+def test_each_flows_input_rows_are_the_landed_rows(logged):
+    base, out, r = logged
+    assert r.returncode == 0, r.stderr[-3000:]
+    landed = [json.loads(line) for f in sorted((base / "landing").iterdir()) for line in f.read_text().splitlines()]
+    report = ReadReport()
+    progress = [e for e in read_recording(out, report) if isinstance(e, QueryProgress)]
+    rows: dict[str, int] = {}
+    for p in progress:
+        rows[p.name or ""] = rows.get(p.name or "", 0) + p.num_input_rows
+    # silver reads every row bronze wrote (its filter drops rows after the source: not input)
+    assert rows == {"spark_catalog.default.bronze": len(landed), "spark_catalog.default.silver": len(landed)}
+    assert report.bad_lines == 0 and report.unknown == len(_records(out, "flow-state"))
+
+
+def test_the_recording_replays(logged, tmp_path):
+    _, out, r = logged
+    assert r.returncode == 0, r.stderr[-3000:]
+    t = Terminal("replay", str(out), "--speed", "0", cwd=tmp_path, deadline_s=120)
+    try:
+        t.wait_for(b"silver")
+        t.press("q")
+        assert t.exit_status() == 0
+        assert b"Traceback" not in t.screen
+    finally:
+        t.close()
+
+
+def test_spec_and_pipeline_exclude_each_other(tmp_path):
+    spec = project(tmp_path)
+    r = subprocess.run([SW, "log", "--spec", str(spec), "--pipeline", "orders"], capture_output=True, text=True,
+                       timeout=120, env=ENV)
+    assert r.returncode == 2 and "--spec and --pipeline exclude each other" in r.stderr
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Pids whose command line names ``text`` (the OS's account, /proc)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdecimal():
+            try:
+                if text.encode() in (d / "cmdline").read_bytes():
+                    pids.append(int(d.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_duration_stops_the_run_and_leaves_no_process(tmp_path):
+    spec = project(tmp_path)
+    out = tmp_path / "short.jsonl"
+    r = subprocess.run([SW, "log", "--spec", str(spec), "--out", str(out), "--duration", "3"], capture_output=True,
+                       text=True, timeout=600, cwd=tmp_path, env=ENV)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "--duration 3 s reached" in r.stderr
+    assert _processes_naming(str(spec)) == []
+    first = orjson.loads(out.read_bytes().splitlines()[0])
+    assert first["kind"] == "header" and first["source"] == "spark-pipelines"
