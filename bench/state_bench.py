@@ -9,7 +9,9 @@ readers for ``ROUNDS`` rounds per checkpoint, times decoding every row of the la
 * streamwatch: ``read_state(cp, limit=None)`` — every key and value decoded to Python values;
 * Spark, JVM only: ``spark.read.format("statestore").load(cp)`` written to the ``noop`` sink
   (rows decoded in the JVM, nothing sent to Python);
-* Spark, to Python: the same ``.collect()`` (what a Python user gets).
+* Spark, to Python: the same ``.collect()`` (what a Python user gets);
+* streamwatch ``--json``: the rows streamed as ``streamwatch state CP --json --limit 0``
+  writes them (decoded and serialized, to a sink that drops them).
 
 Prints rows/s (median and min of the rounds: the slowest round, and the best) and the ratios
 streamwatch / Spark, then whether issue 36's targets hold: ≥ ``TARGET_ROWS_S`` rows/s median and
@@ -83,7 +85,7 @@ def report(name: str, times: dict[str, list[float]], what: str) -> None:
     for k in times:
         print(f"  {k:24s} median {KEYS / med[k]:>10,.0f} rows/s ({med[k]:.2f} s)   "
               f"min {KEYS / high[k]:>10,.0f} rows/s ({high[k]:.2f} s)   best {KEYS / low[k]:>10,.0f} rows/s ({low[k]:.2f} s)")
-    for k in list(times)[1:]:
+    for k in (k for k in times if k.startswith("statestore")):
         print(f"  ratio streamwatch / {k}: {med[k] / med['streamwatch']:.2f}× (median), "
               f"{high[k] / high['streamwatch']:.2f}× (min), {low[k] / low['streamwatch']:.2f}× (best)")
     rate = KEYS / med["streamwatch"]
@@ -94,9 +96,11 @@ def report(name: str, times: dict[str, list[float]], what: str) -> None:
 
 
 def main() -> None:
+    from streamwatch.cli.state_cmd import _write_json_stream as write_json
     from streamwatch.spark.session import SessionConfig, create_session
     from streamwatch.spark.tableformat import TableFormatDecision
     from streamwatch.state import read_state
+    from streamwatch.state.reader import stream_state
 
     with tempfile.TemporaryDirectory(prefix="state-bench-") as tmp:
         base = Path(tmp)
@@ -118,12 +122,18 @@ def main() -> None:
             def collect(cp: Path) -> int:
                 return len(spark.read.format("statestore").load(str(cp)).collect())
 
-            labels = ("streamwatch", "statestore (JVM, noop)", "statestore .collect()")
+            def as_json(cp: Path) -> int:
+                with open(os.devnull, "wb") as sink:
+                    tables = stream_state(str(cp), limit=None)
+                    write_json(sink, str(cp), tables)
+                return sum(t.stats.total for t in tables)
+
+            labels = ("streamwatch", "statestore (JVM, noop)", "statestore .collect()", "streamwatch --json")
             for name, cp in cps.items():
                 times: dict[str, list[float]] = {k: [] for k in labels}
                 cpu: dict[str, list[float]] = {k: [] for k in labels}
                 for r in range(ROUNDS):
-                    for label, fn in zip(labels, (ours, jvm, collect)):
+                    for label, fn in zip(labels, (ours, jvm, collect, as_json)):
                         secs, used, n = timed(lambda: fn(cp), spark)
                         if label != "statestore (JVM, noop)":
                             assert n == KEYS, f"{label} read {n} rows, expected {KEYS}"

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import csv
 import sys
+from decimal import Decimal
+from itertools import islice
+from typing import Any, Callable
 
 import click
 
@@ -50,6 +53,41 @@ def _leaf(col: str) -> str:
     return col.rsplit(".", 1)[-1]
 
 
+def _json_default(v: object) -> str:
+    """What orjson does not write itself, as :func:`~streamwatch.state.display.jsonable` writes it."""
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    raise TypeError(f"{type(v).__name__} is not JSON serializable")
+
+
+#: between two rows in one orjson call: a raw NUL, which orjson never writes (it escapes every
+#: control character in a string), so the rows' boundaries are found without parsing
+_ROW_MARK = b"\x00"
+_ROW_SEP = b",\n      "
+
+
+def _rows_json(leaves: list[str], has_map: bool) -> Callable[[list[tuple[Any, ...]]], bytes]:
+    """Rows as their JSON arrays, one a line (``,\\n`` and the indent between): orjson writes
+    UTC datetimes (``…Z``), naive ones and dates as :func:`~streamwatch.state.display.jsonable`
+    does, a batch of rows in one call; only a table with a map column (keys of any type,
+    written as ``str(key)``) goes value by value through ``jsonable``."""
+    import orjson
+
+    if has_map:
+        def each(rows: list[tuple[Any, ...]]) -> bytes:
+            return _ROW_SEP.join(orjson.dumps([jsonable(v, n) for n, v in zip(leaves, r)]) for r in rows)
+        return each
+    mark = orjson.Fragment(_ROW_MARK)
+    cut = len(b"," + _ROW_MARK + b"]")
+
+    def batch(rows: list[tuple[Any, ...]]) -> bytes:
+        doc = orjson.dumps([x for r in rows for x in (r, mark)], default=_json_default, option=orjson.OPT_UTC_Z)
+        return doc[1:-cut].replace(b"," + _ROW_MARK + b",", _ROW_SEP)
+    return batch
+
+
 def _write_json_stream(out, checkpoint: str, streams) -> None:
     """The ``--json`` document (schema ``streamwatch.state/1``: per table its operator, store,
     variable, provider, encoding, batch, version, columns, ``rows``, ``total_rows``,
@@ -67,8 +105,10 @@ def _write_json_stream(out, checkpoint: str, streams) -> None:
                 "columns": [{"name": c.name, "type": c.type} for c in t.columns]}
         out.write((b",\n    " if i else b"\n    ") + orjson.dumps(head)[:-1] + b',\n    "rows": [')
         sep = b"\n      "
-        for r in t.rows:
-            out.write(sep + orjson.dumps([jsonable(v, n) for n, v in zip(leaves, r)]))
+        rows = iter(t.rows)
+        dump = _rows_json(leaves, any("map<" in c.type for c in t.columns))
+        while batch := list(islice(rows, 4096)):
+            out.write(sep + dump(batch))
             sep = b",\n      "
         st = t.stats
         tail = {"total_rows": st.total,

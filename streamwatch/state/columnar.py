@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -69,7 +70,10 @@ def _distinct(values: np.ndarray, convert: Callable[[int], Any]) -> list[Any]:
         done = [convert(v) for v in uniq.tolist()]
     except (OverflowError, ValueError, ArithmeticError) as e:
         raise BatchError(str(e)) from None
-    return [done[i] for i in inverse.ravel().tolist()]
+    idx = inverse.ravel().tolist()
+    if len(done) == 1:
+        return done * len(idx)
+    return list(itemgetter(*idx)(done)) if len(idx) > 1 else [done[idx[0]]]
 
 
 def _converter(t: DataType) -> Callable[[np.ndarray], list[Any]]:
@@ -112,6 +116,9 @@ def _gather(buf: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     out = np.empty((len(starts), words), dtype=np.int64)
     for a in np.unique(align).tolist():
         view = np.frombuffer(buf, dtype="<i8", offset=a, count=(len(buf) - a) // 8)
+        if not view.flags.aligned:
+            # gathers from misaligned words are an order of magnitude slower than one copy
+            view = view.copy()
         if len(out) and a == align[0] and (align == a).all():
             out = np.asarray(view[quot], dtype=np.int64)  # one alignment (rows a multiple of 8 bytes)
             return out
@@ -255,25 +262,43 @@ def join_rows(blobs: Sequence[bytes], skip: Sequence[int] | np.ndarray | int, pa
     return buf, starts + skip, lens - skip
 
 
+#: (buffer, row starts, row lengths) → (one value list per field, rows decoded)
+SpansFn = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[list[list[Any]], np.ndarray]]
 #: blobs → (one value list per field, rows decoded: False where the per-row decoder decides)
 BatchFn = Callable[[Sequence[bytes]], tuple[list[list[Any]], np.ndarray]]
 
 
-def compile_batch(schema: StructType, *, versioned: bool) -> BatchFn | None:
-    """The column-wise decoder of whole blobs (each one UnsafeRow of ``schema``; with
-    ``versioned``, preceded by as many bytes — a version byte, a column family id — as its
-    length exceeds a multiple of 8, up to 3, as :mod:`streamwatch.state.encoding` reads RocksDB
-    keys and values). None when :func:`compile_columns` is. Raises :class:`BatchError`."""
+def compile_spans(schema: StructType, *, versioned: bool) -> SpansFn | None:
+    """The column-wise decoder of byte ranges of one buffer (uint8, padded past its last range
+    with :func:`padding` zero bytes), each one UnsafeRow of ``schema`` given by its start and
+    length (int64 arrays); with ``versioned``, preceded by as many bytes — a version byte, a
+    column family id — as its length exceeds a multiple of 8, up to 3, as
+    :mod:`streamwatch.state.encoding` reads RocksDB keys and values. None when
+    :func:`compile_columns` is. Raises :class:`BatchError`."""
     columns = compile_columns(schema)
     if columns is None:
+        return None
+
+    def decode(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[list[list[Any]], np.ndarray]:
+        if not versioned:
+            cols, ok = columns(buf, starts, lens, np.ones(len(starts), dtype=bool))
+            return cols, ok
+        skip = lens % 8
+        present = skip <= 3
+        skip = np.where(present, skip, 0)
+        cols, ok = columns(buf, starts + skip, lens - skip, present)
+        return cols, ok & present
+    return decode
+
+
+def compile_batch(schema: StructType, *, versioned: bool) -> BatchFn | None:
+    """:func:`compile_spans` over whole blobs (each one UnsafeRow of ``schema``, as there)."""
+    spans = compile_spans(schema, versioned=versioned)
+    if spans is None:
         return None
     pad = padding(schema)
 
     def decode(blobs: Sequence[bytes]) -> tuple[list[list[Any]], np.ndarray]:
-        lens = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
-        skip = lens % 8 if versioned else np.zeros(len(blobs), dtype=np.int64)
-        present = skip <= 3
-        buf, starts, sizes = join_rows(blobs, np.where(present, skip, 0), pad)
-        cols, ok = columns(buf, starts, sizes, present)
-        return cols, ok & present
+        buf, starts, sizes = join_rows(blobs, 0, pad)
+        return spans(buf, starts, sizes)
     return decode

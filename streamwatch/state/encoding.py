@@ -14,6 +14,7 @@ from a plain one. Errors: :class:`~streamwatch.state.unsaferow.RowError` (one li
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from streamwatch.state.schema import ColumnFamilySchema
@@ -22,6 +23,8 @@ from streamwatch.state.unsaferow import RowError, compile_row
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from streamwatch.state.entries import Entries
 
 RowDecoder = Callable[[bytes], tuple[Any, ...]]
 
@@ -79,8 +82,15 @@ def decoders(cf: ColumnFamilySchema, provider: str) -> tuple[RowDecoder, RowDeco
     return key, _versioned(cf.value)
 
 
-#: (keys, values) → (one value list per column: key fields then value fields, entries decoded)
-BatchDecoder = Callable[[list[bytes], list[bytes]], "tuple[list[list[Any]], np.ndarray]"]
+@dataclass(frozen=True, slots=True)
+class BatchDecoder:
+    """The column-wise decoder of a store's entries: ``decode(entries, lo, hi)`` → (one value
+    list per column: key fields then value fields, entries ``lo``…``hi - 1`` decoded: a bool
+    array), reading :class:`~streamwatch.state.entries.Entries` whose buffer has at least
+    ``pad`` zero bytes past its end."""
+
+    decode: Callable[[Entries, int, int], tuple[list[list[Any]], np.ndarray]]
+    pad: int
 
 
 def batch_rows(cf: ColumnFamilySchema, provider: str, drop_key_tail: int = 0) -> BatchDecoder | None:
@@ -91,19 +101,19 @@ def batch_rows(cf: ColumnFamilySchema, provider: str, drop_key_tail: int = 0) ->
     not decoded column-wise. May raise :class:`~streamwatch.state.columnar.BatchError`."""
     if provider == "rocksdb" and cf.encoder == "prefixScan" and cf.prefix_cols > 0:
         return None
-    from streamwatch.state.columnar import compile_batch  # numpy: only where rows are decoded
+    from streamwatch.state.columnar import compile_spans, padding  # numpy: only where rows are decoded
 
     versioned = provider == "rocksdb"
-    keys = compile_batch(cf.key, versioned=versioned)
-    values = compile_batch(cf.value, versioned=versioned)
+    keys = compile_spans(cf.key, versioned=versioned)
+    values = compile_spans(cf.value, versioned=versioned)
     if keys is None or values is None:
         return None
     n_keys = len(cf.key.fields) - drop_key_tail
     if n_keys + len(cf.value.fields) == 0:
         return None  # no column to zip the rows from
 
-    def decode(ks: list[bytes], vs: list[bytes]) -> tuple[list[list[Any]], np.ndarray]:
-        kcols, kok = keys(ks)
-        vcols, vok = values(vs)
+    def decode(e: Entries, lo: int, hi: int) -> tuple[list[list[Any]], np.ndarray]:
+        kcols, kok = keys(e.buf, e.kstart[lo:hi], e.klen[lo:hi])
+        vcols, vok = values(e.buf, e.vstart[lo:hi], e.vlen[lo:hi])
         return kcols[:n_keys] + vcols, kok & vok
-    return decode
+    return BatchDecoder(decode, max(padding(cf.key), padding(cf.value)))

@@ -11,10 +11,13 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.state.records import StateFileError, apply_records
+
+if TYPE_CHECKING:  # numpy only where rows are decoded
+    from streamwatch.state.entries import Entries, Replayer
 
 _FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(delta|snapshot)$")
 
@@ -63,22 +66,53 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
     """Key bytes → value bytes (UnsafeRows) of the store in ``folder`` at ``version``, and
     what was read. Raises :class:`StateFileError` when a delta needed is missing or
     unreadable (an unreadable snapshot falls back to an older one, noted in ``skipped``)."""
+    rows, rep = _replay(storage, folder, version, codec, unique_ids, _DictFiles)
+    return rows.rows, rep
+
+
+def load_entries(storage: Storage, folder: str, version: int, codec: str = "lz4",
+                 unique_ids: Mapping[int, str] | None = None) -> tuple[Entries | dict[bytes, bytes], Replay]:
+    """:func:`load`'s entries as :class:`~streamwatch.state.entries.Entries` (offsets into the
+    files' decompressed bytes, no ``bytes`` per key and value) when every file splits
+    column-wise, else the same ``dict``. Raises as :func:`load`."""
+    from streamwatch.state.entries import Replayer
+
+    acc, rep = _replay(storage, folder, version, codec, unique_ids, Replayer)
+    return acc.result(), rep
+
+
+class _DictFiles:
+    """Files applied record by record into ``rows``."""
+
+    def __init__(self) -> None:
+        self.rows: dict[bytes, bytes] = {}
+
+    def apply(self, raw: bytes, codec: str, name: str) -> None:
+        apply_records(io.BytesIO(raw), codec, name, self.rows)
+
+
+_A = TypeVar("_A", _DictFiles, "Replayer")
+
+
+def _replay(storage: Storage, folder: str, version: int, codec: str, unique_ids: Mapping[int, str] | None,
+            new: Callable[[], _A]) -> tuple[_A, Replay]:
+    """The snapshot and deltas of ``folder`` up to ``version`` applied to ``new()`` (see :func:`load`)."""
     files = list_files(storage, folder)
     ids = unique_ids or {}
     skipped: list[str] = []
     snaps = sorted((v for v, kind in files if kind == "snapshot" and v <= version), reverse=True)
     for s in snaps:
         name, size = _pick(files[(s, "snapshot")], ids.get(s))
-        rows: dict[bytes, bytes] = {}
+        acc = new()
         try:
-            apply_file(storage, folder, name, codec, rows)
+            acc.apply(storage.read(storage.join(folder, name)), codec, name)
         except (StateFileError, OSError) as e:
             skipped.append(f"{name}: {e}")
             continue
         start, total = s, size
         break
     else:
-        rows, start, total = {}, 0, 0
+        acc, start, total = new(), 0, 0
     deltas = []
     for v in range(start + 1, version + 1):
         cands = files.get((v, "delta"))
@@ -87,9 +121,10 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
                                  f"{' from snapshot ' + str(start) if start else ''})")
         name, size = _pick(cands, ids.get(v))
         try:
-            apply_file(storage, folder, name, codec, rows)
+            data = storage.read(storage.join(folder, name))
         except OSError as e:
             raise StateFileError(f"{name}: cannot read ({e})") from None
+        acc.apply(data, codec, name)
         deltas.append(v)
         total += size
-    return rows, Replay(start or None, tuple(deltas), total, tuple(skipped))
+    return acc, Replay(start or None, tuple(deltas), total, tuple(skipped))

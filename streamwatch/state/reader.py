@@ -123,11 +123,11 @@ def _loader(ctx: StateContext, op: StateOperator, provider: str, store: str, ver
     """The rebuild of one partition's store ``store`` at ``version`` (module docstring)."""
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(store) if store in names else 0
-    module = rocksdb if provider == "rocksdb" else hdfs
+    read = rocksdb.load_entries if provider == "rocksdb" else hdfs.load_entries
 
-    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], Any]:
+    def load(partition: int, folder: str) -> tuple[Any, Any]:
         ids = ctx.unique_ids(op.operator_id, partition, index, version)
-        return module.load(ctx.storage, folder, version, ctx.codec, ids)
+        return read(ctx.storage, folder, version, ctx.codec, ids)
     return load
 
 

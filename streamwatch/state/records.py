@@ -234,6 +234,31 @@ def _header(buf: _Buf, name: str) -> int:
     return 1
 
 
+def read_body(raw: IO[bytes], codec: str, name: str, *, changelog: bool = False) -> tuple[bytes, int, int]:
+    """(decompressed bytes, where the records start, format version) of one state file: version
+    1 for an HDFS delta/snapshot, 1–4 for a changelog (``changelog``: its header read). Raises
+    :class:`StateFileError` as :func:`read_records` does."""
+    with _decoded(raw, codec, name, changelog) as (buf, version):
+        return buf.data, buf.pos, version
+
+
+def apply_body(data: bytes, pos: int, version: int, name: str, rows: dict[bytes, bytes], *,
+               delimiter: bytes = b",") -> None:
+    """Apply the records of a :func:`read_body` result to ``rows`` (see :func:`apply_records`).
+    Raises :class:`StateFileError` for a truncated or malformed record."""
+    buf = _Buf(data, name)
+    buf.pos = pos
+    try:
+        if version in (2, 4):
+            _apply_v2(buf, rows, delimiter)
+        else:
+            _apply_v1(buf, rows)
+    except StateFileError:
+        raise
+    except Exception as e:  # noqa: BLE001 - as _decoded: never a traceback for a corrupt file
+        raise StateFileError(f"{name}: unreadable ({type(e).__name__}: {e})") from None
+
+
 def apply_records(raw: IO[bytes], codec: str, name: str, rows: dict[bytes, bytes], *, changelog: bool = False,
                   delimiter: bytes = b",") -> None:
     """Apply the records of one state file to ``rows`` (key bytes → value bytes): puts set,
@@ -241,8 +266,5 @@ def apply_records(raw: IO[bytes], codec: str, name: str, rows: dict[bytes, bytes
     result of replaying :func:`read_records` in order, without a :class:`Record` per entry.
     Raises :class:`StateFileError` as :func:`read_records` does (records before the bad one
     are applied)."""
-    with _decoded(raw, codec, name, changelog) as (buf, version):
-        if version in (2, 4):
-            _apply_v2(buf, rows, delimiter)
-        else:
-            _apply_v1(buf, rows)
+    data, pos, version = read_body(raw, codec, name, changelog=changelog)
+    apply_body(data, pos, version, name, rows, delimiter=delimiter)

@@ -37,12 +37,15 @@ import tempfile
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import orjson
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.state.records import StateFileError, apply_records
+
+if TYPE_CHECKING:  # numpy only where rows are decoded
+    from streamwatch.state.entries import Entries
 
 _FILE = re.compile(r"^(\d+)(?:_([0-9A-Za-z-]+))?\.(zip|changelog)$")
 MAX_ZIP_MEMBER = 1 << 31
@@ -256,15 +259,28 @@ def _read_db(storage: Storage, folder: str, zip_name: str,
 def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
          unique_ids: Mapping[int, str] | None = None,
          merge_delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], Replay]:
+    """Key bytes → value bytes of the RocksDB store in ``folder`` at ``version`` (see
+    :func:`load_entries`, which this is with every entry a ``bytes`` pair)."""
+    rows, rep = load_entries(storage, folder, version, codec, unique_ids, merge_delimiter, columnar=False)
+    assert isinstance(rows, dict)
+    return rows, rep
+
+
+def load_entries(storage: Storage, folder: str, version: int, codec: str = "lz4",
+                 unique_ids: Mapping[int, str] | None = None, merge_delimiter: bytes | None = None, *,
+                 columnar: bool = True) -> tuple[Entries | dict[bytes, bytes], Replay]:
     """Key bytes → value bytes of the RocksDB store in ``folder`` at ``version`` (keys of
-    non-default real column families are prefixed ``<name>\\0``), and what was read.
+    non-default real column families are prefixed ``<name>\\0``), and what was read; with
+    ``columnar``, a store rebuilt from changelogs alone whose records all split column-wise
+    comes as :class:`~streamwatch.state.entries.Entries` (offsets into their bytes).
     ``unique_ids`` maps versions to checkpoint-v2 unique ids (from the commit log);
     ``merge_delimiter`` what merges are joined with (:func:`merge_delimiter` of the offsets
     conf; None: what the zip's OPTIONS file names, else ``,``).
     Raises :class:`StateFileError` when a file needed is missing or unreadable."""
     files = list_files(storage, folder)
     ids = unique_ids or {}
-    start, rows, total, meta = 0, {}, 0, {}
+    start, total, meta = 0, 0, {}
+    rows: dict[bytes, bytes] = {}
     delimiter = merge_delimiter
     for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
         # a zip is usable only if every changelog after it exists (or it is the version itself)
@@ -277,6 +293,11 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
             start = s
             break
     changelogs = []
+    acc = None
+    if columnar and not start:
+        from streamwatch.state.entries import Replayer
+
+        acc = Replayer(delimiter=b"," if delimiter is None else delimiter)
     for v in range(start + 1, version + 1):
         cands = files.get((v, "changelog"))
         picked = _pick(cands, ids.get(v)) if cands else None
@@ -288,17 +309,21 @@ def load(storage: Storage, folder: str, version: int, codec: str = "lz4",
             data = storage.read(storage.join(folder, name))
         except OSError as e:
             raise StateFileError(f"{name}: cannot read ({e})") from None
-        apply_records(io.BytesIO(data), codec, name, rows, changelog=True,
-                      delimiter=b"," if delimiter is None else delimiter)
+        if acc is not None:
+            acc.apply(data, codec, name, changelog=True)
+        else:
+            apply_records(io.BytesIO(data), codec, name, rows, changelog=True,
+                          delimiter=b"," if delimiter is None else delimiter)
         changelogs.append(v)
         total += size
+    out: Entries | dict[bytes, bytes] = acc.result() if acc is not None else rows
     nk = meta.get("numKeys")
-    if not start and rows:
+    if not start and out:
         # changelogs alone carry keys with column family ids but not the names they stand for
         meta = _later_metadata(storage, folder, files, version)
     mapping = meta.get("columnFamilyMapping") or {}
     types = meta.get("columnFamilyTypeMap") or {}
     cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
     internal = tuple(sorted(str(k) for k, v in types.items() if v is True))
-    return rows, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf, internal,
+    return out, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf, internal,
                         b"," if delimiter is None else delimiter)
