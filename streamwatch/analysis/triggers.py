@@ -73,6 +73,17 @@ class Trigger:
         return self.kind == "realTime"
 
     @property
+    def one_shot(self) -> bool:
+        """True for ``availableNow`` and ``once``: the query processes what is there, then
+        stops."""
+        return self.kind in ("availableNow", "once")
+
+    @property
+    def continuous(self) -> bool:
+        """True for continuous processing (``trigger(continuous=…)``)."""
+        return self.kind == "continuous"
+
+    @property
     def spec(self) -> str:
         """The canonical spec: ``processingTime=5s``, ``default``, ``availableNow`` …"""
         return f"{self.kind}={self.amount}{self.unit}" if self.amount is not None else self.kind
@@ -119,6 +130,13 @@ def parse_trigger(spec: str | None) -> Trigger:
     if interval is not None and (kind or not sep):
         return Trigger(kind or "processingTime", *interval)
     raise TriggerError(f"unknown trigger {spec!r}: use {TRIGGERS_HELP} (intervals like 500ms, 2s, 1 minute)")
+
+
+def as_trigger(trigger: Trigger | str) -> Trigger:
+    """``trigger`` as a :class:`Trigger`: a spec string (what a caller of the Python API —
+    a CLI option, a test, a driver script — gives) parsed once, a :class:`Trigger` as it is.
+    Raises :class:`TriggerError` for a bad spec."""
+    return trigger if isinstance(trigger, Trigger) else parse_trigger(trigger)
 
 
 def trigger_kwargs(spec: str) -> dict[str, object]:

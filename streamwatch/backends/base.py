@@ -11,6 +11,7 @@ import enum
 from types import MappingProxyType
 from typing import Callable, ClassVar, Mapping, Sequence
 
+from streamwatch.analysis.triggers import Trigger
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.runtime import RunPlan
 
@@ -48,7 +49,8 @@ class Backend:
     ``plan`` is known before anything starts (first frame); ``start(emit)`` blocks while it
     starts (the app calls it from a worker thread) and then delivers model objects to
     ``emit`` from any thread; ``stop()`` stops everything and is safe to call twice.
-    ``triggers``/``output_modes`` map query name → trigger spec / output mode when known.
+    ``triggers``/``output_modes`` map query name → trigger spec (its text, as the dashboard
+    labels it) / output mode when known.
     Controls not listed in :attr:`CONTROLS` raise :class:`NotSupported`.
     """
 
@@ -111,8 +113,9 @@ class Backend:
         what was landed when known."""
         raise NotSupported(Control.LAND)
 
-    def set_trigger(self, trigger: str, query_name: str | None = None) -> None:
-        """Restart one query (or all, ``None``) with ``trigger`` (``processingTime=5s`` …)."""
+    def set_trigger(self, trigger: Trigger, query_name: str | None = None) -> None:
+        """Restart one query (or all, ``None``) with ``trigger`` (parsed once, where the user
+        gave it: :func:`streamwatch.analysis.triggers.parse_trigger`)."""
         raise NotSupported(Control.SET_TRIGGER)
 
     def read_results(self, query_name: str, limit: int = 100) -> tuple[Sequence[str], Sequence[Sequence[object]]]:

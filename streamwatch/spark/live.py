@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from pyspark.sql import SparkSession
 
+from streamwatch.analysis.triggers import Trigger, parse_trigger
 from streamwatch.backends.base import Control
 from streamwatch.events.bus import EventBus
 from streamwatch.events.runs import RunTracker
@@ -26,7 +27,6 @@ from streamwatch.spark.listener import PublishingListener
 from streamwatch.spark.live_controls import LiveControls
 from streamwatch.spark.runner import PipelineRunner, plan_run
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun
-from streamwatch.spark.tables import trigger_note
 
 #: unread files of a landing source at which the feeder's schedule holds (about one bronze
 #: micro-batch of the bundled pipelines: maxFilesPerTrigger 5-12)
@@ -41,7 +41,9 @@ class LiveBackend(LiveControls):
     ``start(emit)`` blocks for the Spark start-up (~6 s): call it from a worker thread.
     ``output_modes`` overrides layers' output modes (``{"gold": "update"}``, see
     :meth:`streamwatch.pipeline.Pipeline.output_modes`); Spark's refusal of a query shape
-    makes ``start`` raise :class:`streamwatch.spark.runner.QueryRejected`.
+    makes ``start`` raise :class:`streamwatch.spark.runner.QueryRejected`. ``trigger`` is the
+    spec the user gave (``processingTime=2 seconds``), parsed here once: a bad one raises
+    :class:`~streamwatch.analysis.triggers.TriggerError`.
 
     Triggers: ``availableNow``/``once`` (at start, :meth:`set_trigger`, :meth:`start_pipeline`)
     run each layer to completion after all of its upstream layers (medallion DAG of
@@ -76,7 +78,8 @@ class LiveBackend(LiveControls):
         self.pipeline = pipeline
         self.stop_grace_s = stop_grace_s
         self.workspace = workspace
-        self.trigger = trigger
+        #: the trigger every query starts with (the spec given, parsed here once)
+        self.trigger = parse_trigger(trigger)
         self.plan = plan_run(pipeline, workspace, trigger)
         self._spark = spark
         self._owns_spark = spark is None
@@ -102,7 +105,8 @@ class LiveBackend(LiveControls):
         #: names of the queries stopped because the stop grace ran out, in the order said
         self.forced_queries: list[str] = []  # see Backend.forced_queries
         self._layer_of = {q.query_name: q.layer for q in self.plan.queries}
-        #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
+        #: query name → the trigger it runs with, and its spec as shown (changed by :meth:`set_trigger`)
+        self.trigger_of: dict[str, Trigger] = {q.query_name: self.trigger for q in self.plan.queries}
         self.triggers: dict[str, str] = {q.query_name: trigger for q in self.plan.queries}
         self._output_modes = dict(output_modes or {})  # layer → mode overrides for this run
         #: query name → output mode (append/update/complete)
@@ -116,30 +120,7 @@ class LiveBackend(LiveControls):
         (also emitted). Raises whatever Spark raises (the caller shows it)."""
         self.bus.add_sink(emit)
         emit(RuntimeNotice("info", "starting Spark…"))
-        if self._spark is None:
-            from streamwatch.spark.session import SessionConfig, create_session, default_master
-            from streamwatch.spark.tableformat import decide_table_format
-
-            decision = decide_table_format(forced=self._table_format)
-            self._spark, info = create_session(
-                SessionConfig(workspace=self.workspace.local, master=self._master or default_master(), ui=self._ui,
-                              table_format=decision)
-            )
-        elif is_connect_session(self._spark):  # Spark Connect: no SparkContext on this side
-            info = connect_session_info(self._spark, self._table_format)
-        else:
-            from streamwatch.spark.session import executor_count, local_cores
-
-            fmt = self._table_format or "parquet"
-            info = SessionInfo(
-                spark_version=self._spark.version,
-                master=self._spark.sparkContext.master,
-                ui_url=self._spark.sparkContext.uiWebUrl,
-                table_format=fmt,  # type: ignore[arg-type]
-                table_format_reason="session supplied by the caller",
-                executors=executor_count(self._spark),
-                local_cores=local_cores(self._spark),
-            )
+        info = self._open_session()
         emit(info)
         with self._lock:
             if self._stopped:  # quit while Spark was starting
@@ -165,8 +146,8 @@ class LiveBackend(LiveControls):
             self.output_modes = {
                 self.pipeline.query_name(layer): self.runner.output_mode(layer) for layer in self.pipeline.layers
             }
-            emit(RuntimeNotice("info", f"starting {len(self.pipeline.layers)} queries ({self.trigger})"))
-            note = trigger_note(self.trigger)
+            emit(RuntimeNotice("info", f"starting {len(self.pipeline.layers)} queries ({self.plan.trigger})"))
+            note = self.trigger.note
             if note:
                 emit(RuntimeNotice("warning", note))
             self.runner.start(self.trigger, notify=self.bus.publish, lock=self._lock)
@@ -177,6 +158,34 @@ class LiveBackend(LiveControls):
                 self._lag = LagPoller(kafka, bootstrap, self.bus.publish).start()
         emit(RuntimeNotice("info", "queries running"))
         return info
+
+    def _open_session(self) -> SessionInfo:
+        """Create the SparkSession (unless the caller gave one) and describe it: version,
+        master, UI address, table format, executors."""
+        if self._spark is None:
+            from streamwatch.spark.session import SessionConfig, create_session, default_master
+            from streamwatch.spark.tableformat import decide_table_format
+
+            decision = decide_table_format(forced=self._table_format)
+            self._spark, info = create_session(
+                SessionConfig(workspace=self.workspace.local, master=self._master or default_master(), ui=self._ui,
+                              table_format=decision)
+            )
+            return info
+        if is_connect_session(self._spark):  # Spark Connect: no SparkContext on this side
+            return connect_session_info(self._spark, self._table_format)
+        from streamwatch.spark.session import executor_count, local_cores
+
+        fmt = self._table_format or "parquet"
+        return SessionInfo(
+            spark_version=self._spark.version,
+            master=self._spark.sparkContext.master,
+            ui_url=self._spark.sparkContext.uiWebUrl,
+            table_format=fmt,  # type: ignore[arg-type]
+            table_format_reason="session supplied by the caller",
+            executors=executor_count(self._spark),
+            local_cores=local_cores(self._spark),
+        )
 
     def _pacing(self, source: str) -> Callable[[], bool] | None:
         """The feeder's hold for landing ``source``: while :data:`PACE_BACKLOG` or more of its

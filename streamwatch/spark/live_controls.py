@@ -12,12 +12,13 @@ import threading
 from typing import Any, Iterator
 
 from streamwatch.analysis.fmt import grace_ran_out
+from streamwatch.analysis.triggers import Trigger, as_trigger
 from streamwatch.backends.base import Backend
 from streamwatch.events.bus import EventBus
 from streamwatch.model.runtime import RunPlan, RuntimeNotice
 from streamwatch.pipeline import Pipeline
 from streamwatch.spark.runner import PipelineRunner
-from streamwatch.spark.schedule import OrderedRun, is_one_shot
+from streamwatch.spark.schedule import OrderedRun
 
 
 class LiveControls(Backend):
@@ -31,7 +32,9 @@ class LiveControls(Backend):
     runner: PipelineRunner | None
     bus: EventBus
     stop_grace_s: float
-    #: query name → trigger spec it runs with (changed by :meth:`set_trigger`)
+    #: query name → the trigger it runs with (changed by :meth:`set_trigger`)
+    trigger_of: dict[str, Trigger]
+    #: query name → that trigger's spec, as the dashboard shows it
     triggers: dict[str, str]
     #: landing source name → its data factory (one ``land`` at a time)
     factories: dict[str, Any]
@@ -77,7 +80,7 @@ class LiveControls(Backend):
         with self._lock:
             if not self._is_active(query_name):
                 with self._noting_forced():
-                    self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
+                    self._runner().start_layer(self._layer(query_name), self.trigger_of[query_name])
 
     def stop_query(self, query_name: str) -> None:
         """Stop one query (its checkpoint stays; start resumes from it)."""
@@ -87,15 +90,15 @@ class LiveControls(Backend):
     def restart_query(self, query_name: str) -> None:
         """Stop, then start one query from its checkpoint."""
         with self._lock, self._noting_forced():
-            self._runner().start_layer(self._layer(query_name), self.triggers[query_name])
+            self._runner().start_layer(self._layer(query_name), self.trigger_of[query_name])
 
     def start_pipeline(self) -> None:
         """Start every query that is not running: those with a one-shot trigger in DAG order
         (each after its upstream layers finished), the others at once, upstream first."""
         idle = [q.query_name for q in self.plan.queries if not self._is_active(q.query_name)]
-        for trigger in dict.fromkeys(self.triggers[n] for n in idle):
-            names = [n for n in idle if self.triggers[n] == trigger]
-            if is_one_shot(trigger):
+        for trigger in dict.fromkeys(self.trigger_of[n] for n in idle):
+            names = [n for n in idle if self.trigger_of[n] == trigger]
+            if trigger.one_shot:
                 self._run_ordered(names, trigger)
             else:
                 for name in names:
@@ -111,7 +114,7 @@ class LiveControls(Backend):
         for q in reversed(self.plan.queries):
             self.stop_query(q.query_name)
 
-    def _run_ordered(self, names: list[str], trigger: str) -> OrderedRun:
+    def _run_ordered(self, names: list[str], trigger: Trigger) -> OrderedRun:
         runner = self._runner()
         layers = [self._layer(n) for n in names]
         with self._lock:
@@ -142,31 +145,31 @@ class LiveControls(Backend):
             landed += self.factories[name].land(count)
         return landed
 
-    def set_trigger(self, trigger: str, query_name: str | None = None) -> None:
-        """Restart ``query_name`` (or every query) with a new trigger spec. Raises
-        ``ValueError`` for a bad spec (nothing is restarted then)."""
-        from streamwatch.spark.tables import trigger_kwargs
-
-        trigger_kwargs(trigger)
+    def set_trigger(self, trigger: Trigger | str, query_name: str | None = None) -> None:
+        """Restart ``query_name`` (or every query) with ``trigger`` — the dashboard's
+        :class:`~streamwatch.analysis.triggers.Trigger`, or a spec a caller of this Python API
+        gives (parsed here, once). Raises ``ValueError`` for a bad spec and ``KeyError`` for an
+        unknown query (nothing is restarted then)."""
+        parsed = as_trigger(trigger)
         names = [query_name] if query_name else [q.query_name for q in self.plan.queries]
         for name in names:
             self._layer(name)
         for name in names:
-            self.triggers[name] = trigger
-        if is_one_shot(trigger):
-            self._run_ordered(names, trigger)
+            self.trigger_of[name] = parsed
+            self.triggers[name] = parsed.spec
+        if parsed.one_shot:
+            self._run_ordered(names, parsed)
             return
         for name in names:
             with self._lock, self._noting_forced():
-                self._runner().start_layer(self._layer(name), trigger)
+                self._runner().start_layer(self._layer(name), parsed)
 
     def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple]]:
         """Current rows of a query's output table (memory sink: its in-memory table):
         (column names, up to ``limit`` rows)."""
         runner = self._runner()
-        layer = self.pipeline.layer(self._layer(query_name)) if hasattr(self.pipeline, "layer") else next(
-            la for la in self.pipeline.layers if la.name == self._layer(query_name))
-        if getattr(layer, "sink", None) == "memory":
+        layer = self.pipeline.layer(self._layer(query_name))
+        if layer.sink == "memory":
             df = runner.spark.table(query_name)
         else:
             df = runner.tables.read(layer.table)

@@ -10,12 +10,13 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
+from streamwatch.analysis.triggers import Trigger, as_trigger
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace, plan_run
 
 __all__ = ["PipelineRunner", "QueryRejected", "plan_run"]
-from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, graceful_stop, is_one_shot
-from streamwatch.spark.tables import Tables, check_continuous, trigger_kwargs
+from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, graceful_stop
+from streamwatch.spark.tables import Tables, check_continuous
 
 
 class QueryRejected(StreamwatchError, ValueError):
@@ -62,7 +63,9 @@ class PipelineRunner:
     raises ``ValueError`` for an unknown layer or mode.
 
     Starting a layer raises :class:`QueryRejected` (one clear line) when Spark refuses the
-    query shape or the trigger, and ``ValueError`` for an unknown trigger spec."""
+    query shape or the trigger, and ``ValueError`` for an unknown trigger spec. Triggers are
+    :class:`~streamwatch.analysis.triggers.Trigger` objects; a spec string given instead (a
+    caller of this Python API) is parsed once, where it enters."""
 
     def __init__(
         self,
@@ -117,13 +120,15 @@ class PipelineRunner:
         """The output mode ``layer`` runs with in this run."""
         return self.output_modes.get(layer.name, layer.output_mode)
 
-    def start_layer(self, name: str, trigger: str = "processingTime=2 seconds") -> StreamingQuery:
+    def start_layer(self, name: str, trigger: Trigger | str = "processingTime=2 seconds") -> StreamingQuery:
         """(Re)start one layer's query; stops its running query first (gracefully). Upstream
         Parquet tables must have been started once in this process (their schema is needed).
-        Raises ``KeyError`` for an unknown layer."""
+        Raises ``KeyError`` for an unknown layer and ``ValueError`` for a bad trigger spec
+        (before anything stops)."""
+        parsed = as_trigger(trigger)
         self.setup()
         self.stop_layer(name)
-        return self._start_layer(self._layer(name), trigger)
+        return self._start_layer(self._layer(name), parsed)
 
     def stop_layer(self, name: str, grace_s: float = STOP_GRACE_S) -> list[str]:
         """Stop one layer's query if it runs, letting its running micro-batch commit first
@@ -154,10 +159,10 @@ class PipelineRunner:
         """The current query of layer ``name`` (None when not started)."""
         return self._by_layer.get(name)
 
-    def check_trigger(self, trigger: str) -> None:
+    def check_trigger(self, trigger: Trigger | str) -> None:
         """Raise ``ValueError`` for an unknown trigger spec and :class:`QueryRejected` when a
         layer cannot run under it (continuous on file sources or table sinks)."""
-        if "continuous" not in trigger_kwargs(trigger):
+        if not as_trigger(trigger).continuous:
             return
         for layer in self.pipeline.layers:
             source = self.tables.format if layer.source == "table" else layer.source
@@ -204,7 +209,7 @@ class PipelineRunner:
         assert writer is not None
         return writer
 
-    def _start_layer(self, layer: Layer, trigger: str) -> StreamingQuery:
+    def _start_layer(self, layer: Layer, trigger: Trigger) -> StreamingQuery:
         self.check_trigger(trigger)
         name = self.pipeline.query_name(layer)
         mode = self.output_mode(layer)
@@ -228,7 +233,7 @@ class PipelineRunner:
         self._by_layer[layer.name] = q
         return q
 
-    def start(self, trigger: str = "processingTime=2 seconds", notify: Callable[[object], None] | None = None,
+    def start(self, trigger: Trigger | str = "processingTime=2 seconds", notify: Callable[[object], None] | None = None,
               lock: Any = None) -> list[StreamingQuery]:
         """Start the pipeline; returns the queries started so far.
 
@@ -239,35 +244,37 @@ class PipelineRunner:
         background (``self.ordered``): each layer runs to completion after all of its
         upstream layers; ``notify`` gets its ``QueryQueued``/``QueryNotRun`` objects and
         ``lock`` is held while each query starts."""
-        self.check_trigger(trigger)
+        parsed = as_trigger(trigger)
+        self.check_trigger(parsed)
         self.setup()
-        if is_one_shot(trigger):
-            self.ordered = OrderedRun(self, self.pipeline.layer_names(), trigger, notify,
+        if parsed.one_shot:
+            self.ordered = OrderedRun(self, self.pipeline.layer_names(), parsed, notify,
                                       lock if lock is not None else self.lock).start()
             return list(self.queries)
         try:
             for layer in self.pipeline.topological_layers():
-                self._start_layer(layer, trigger)
+                self._start_layer(layer, parsed)
             return list(self.queries)
         except Exception:
             self.stop()
             raise
 
-    def run_available_now(self, timeout_s: float | None = None, trigger: str = "availableNow",
+    def run_available_now(self, timeout_s: float | None = None, trigger: Trigger | str = "availableNow",
                           notify: Callable[[object], None] | None = None) -> None:
         """Run the pipeline with a one-shot trigger (``availableNow`` or ``once``) and wait:
         each layer runs to completion after all of its upstream layers, so every layer sees
         all of its input. Raises ``TimeoutError`` (after stopping the queries) when the run
         does not finish within ``timeout_s`` s, and the first failed layer's exception
         (pyspark's ``StreamingQueryException`` or :class:`QueryRejected`)."""
-        if not is_one_shot(trigger):
-            raise ValueError(f"run_available_now needs availableNow or once, not {trigger!r}")
-        self.start(trigger, notify)
+        parsed = as_trigger(trigger)
+        if not parsed.one_shot:
+            raise ValueError(f"run_available_now needs availableNow or once, not {parsed.spec!r}")
+        self.start(parsed, notify)
         run = self.ordered
         assert run is not None
         if not run.wait(timeout_s):
             self.stop()
-            raise TimeoutError(f"{self.pipeline.name}: the {trigger} run did not finish within {timeout_s} s "
+            raise TimeoutError(f"{self.pipeline.name}: the {parsed.spec} run did not finish within {timeout_s} s "
                                f"({', '.join(f'{k} {v}' for k, v in run.state.items())})")
         for name in run.layers:
             if name in run.errors:

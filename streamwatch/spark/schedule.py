@@ -44,6 +44,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from streamwatch.analysis.triggers import Trigger
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -260,16 +261,9 @@ def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
     return forced
 
 
-def is_one_shot(trigger: str) -> bool:
-    """True for ``availableNow`` and ``once``: triggers that process what is there and end."""
-    from streamwatch.analysis.triggers import trigger_kwargs
-
-    kw = trigger_kwargs(trigger)
-    return "availableNow" in kw or "once" in kw
-
-
 class OrderedRun:
-    """Run ``layers`` of ``runner``'s pipeline with a one-shot ``trigger`` in DAG order: a
+    """Run ``layers`` of ``runner``'s pipeline with a one-shot ``trigger`` (``availableNow``
+    or ``once``, :attr:`Trigger.one_shot`) in DAG order: a
     layer starts once every upstream layer *in this run* is ``done``; a layer whose upstream
     failed or was stopped, or that was still queued when :meth:`cancel` came, is ``not-run``.
 
@@ -280,7 +274,7 @@ class OrderedRun:
     ``errors`` maps layer → the exception that failed it (``start_errors``: those that kept
     the query from starting)."""
 
-    def __init__(self, runner: "PipelineRunner", layers: Iterable[str], trigger: str,
+    def __init__(self, runner: "PipelineRunner", layers: Iterable[str], trigger: Trigger,
                  notify: Callable[[object], None] | None = None, lock: threading.RLock | threading.Lock | None = None) -> None:
         self.runner = runner
         self.trigger = trigger
@@ -307,7 +301,7 @@ class OrderedRun:
             ups = self._upstream(name)
             if ups:
                 self._notify(QueryQueued(q(self.runner.pipeline.layer(name)),
-                                         tuple(q(self.runner.pipeline.layer(u)) for u in ups), self.trigger))
+                                         tuple(q(self.runner.pipeline.layer(u)) for u in ups), self.trigger.spec))
         for name in self.layers:
             t = threading.Thread(target=self._run_layer, args=(name,), name=f"streamwatch-ordered-{name}", daemon=True)
             self._threads.append(t)

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql.types import StructType
 
-from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, trigger_kwargs, trigger_note
+from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, Trigger, as_trigger, trigger_kwargs, trigger_note
 from streamwatch.model.location import Location
 
 __all__ = ["ONCE_NOTE", "TRIGGERS_HELP", "Tables", "check_continuous", "trigger_kwargs", "trigger_note"]
@@ -116,7 +116,7 @@ class Tables:
         *,
         checkpoint: Location | Path,
         query_name: str,
-        trigger: str = "default",
+        trigger: Trigger | str = Trigger("default"),
         output_mode: str = "append",
         sink: Sink = "table",
         merge_keys: tuple[str, ...] = (),
@@ -126,14 +126,14 @@ class Tables:
         :meth:`stream_writer` with ``trigger`` set, started after the table folder is created
         (and, for Delta, the empty table initialised).
 
-        ``checkpoint`` is the query's checkpoint folder; ``trigger`` a spec for
-        :func:`trigger_kwargs`. Raises ``ValueError`` for a bad
-        trigger and pyspark's ``AnalysisException`` for query shapes Spark rejects (append
+        ``checkpoint`` is the query's checkpoint folder; ``trigger`` a
+        :class:`~streamwatch.analysis.triggers.Trigger` (or its spec, parsed here). Raises
+        ``ValueError`` for a bad trigger spec and pyspark's ``AnalysisException`` for query shapes Spark rejects (append
         on an aggregation without watermark, sorting a stream, an output mode the sink does
         not support …). ``merge_keys`` (Delta tables only; ignored for Parquet) keeps the table
         by an idempotent ``MERGE`` per micro-batch, see :func:`merge_batch`.
         """
-        kwargs = trigger_kwargs(trigger)  # a bad trigger raises before the schema is remembered
+        kwargs = as_trigger(trigger).kwargs()  # a bad spec raises before the schema is remembered
         writer = self.stream_writer(df, name, checkpoint=checkpoint, query_name=query_name, output_mode=output_mode,
                                     sink=sink, merge_keys=merge_keys)
         if kwargs:  # pyspark rejects trigger() without arguments; the default is no call

@@ -36,7 +36,7 @@ from streamwatch.backends.base import Backend
 from streamwatch.errors import one_line
 from streamwatch.model.runtime import RuntimeNotice
 from streamwatch.tui.commandline import CommandLine
-from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
+from streamwatch.tui.commands import BINDINGS, LINE_OPENERS, Command
 from streamwatch.tui.control import Controls
 from streamwatch.tui.help import HelpScreen
 from streamwatch.tui.ingest import ingest
@@ -44,6 +44,7 @@ from streamwatch.tui.keys import KeysInFlight
 from streamwatch.tui.messages import CheckpointsRead, ControlDone, JourneyRead, ResultsRead, Wake
 from streamwatch.tui.readers import read_checkpoints, read_journey, read_results
 from streamwatch.tui.screen import DashboardScreen
+from streamwatch.tui.tabs import Tab
 from streamwatch.tui.views.feeds import LandingView, ResultsView
 from streamwatch.tui.views.queries import QueriesView
 
@@ -123,7 +124,7 @@ class StreamwatchApp(App[None]):
         return self.dashboard
 
     @property
-    def active_tab(self) -> str:
+    def active_tab(self) -> Tab:
         return self.dashboard.active_tab
 
     def on_mount(self) -> None:
@@ -234,11 +235,13 @@ class StreamwatchApp(App[None]):
     def render_now(self, everything: bool = False) -> None:
         """Draw the model now (the queries view and the active tab, or every view)."""
         self.dashboard.draw_frame(self.model, everything)
-        if self._results_due and self.dashboard.drawable and self.active_tab == "results" and time.monotonic() - self._results_at > 1.0:
+        if self._results_due and self.dashboard.drawable and self.active_tab is Tab.RESULTS and time.monotonic() - self._results_at > 1.0:
             self._results_due = False
             self.refresh_results()
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """Once a second (the dashboard's timer): an old warning leaves the status line and
+        the queries view redraws (ages and rates move on with the clock)."""
         if not self.paused:  # paused, the line says so for as long as it lasts
             self.status_passed(older_than_s=STATUS_NEWS_S)
             self.dashboard.draw(lambda: self.dashboard.query_one(QueriesView).show(self.model), "the queries view")
@@ -252,7 +255,7 @@ class StreamwatchApp(App[None]):
         self.notify(text, severity="error", timeout=10)
 
     def session_changed(self) -> None:
-        self.dashboard.draw(self.dashboard.render_session)
+        self.dashboard.draw(self.dashboard.render_session, "the session line")
 
     # -- checkpoints -------------------------------------------------------------------------------
     def on_checkpoints_read(self, message: CheckpointsRead) -> None:
@@ -291,8 +294,7 @@ class StreamwatchApp(App[None]):
     # -- navigation ----------------------------------------------------------------------------------
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        tab = event.pane.id or ""
-        if tab == "results":
+        if event.pane.id == Tab.RESULTS:
             self.refresh_results()
         else:
             self.render_now()
@@ -306,7 +308,7 @@ class StreamwatchApp(App[None]):
         """Show query ``name`` in the detail tab (enter in the queries view calls this directly)."""
         if name in self.board.rows:
             self.selected = name
-            self.action_tab("detail")
+            self.action_tab(Tab.DETAIL)
 
     def action_open_selected(self) -> None:
         """enter on the queries table, answered as the app reads it (a priority binding); behind
@@ -316,8 +318,9 @@ class StreamwatchApp(App[None]):
             raise SkipAction()
         table.open_highlighted()
 
-    def action_tab(self, tab: str) -> None:
-        self.dashboard.show_tab(self.model, tab)
+    def action_tab(self, tab: Tab) -> None:
+        """Show ``tab`` (also given by its id, as a binding's action string gives it)."""
+        self.dashboard.show_tab(self.model, Tab.of(tab))
         self.call_after_refresh(self.dashboard.focus_tab)
 
     def action_help(self) -> None:
@@ -325,7 +328,7 @@ class StreamwatchApp(App[None]):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.dashboard.draw(self.dashboard.render_session)
+        self.dashboard.draw(self.dashboard.render_session, "the session line")
         if self.paused:
             self.set_status("display paused — events are still recorded; p resumes", "warning")
         else:
@@ -355,10 +358,10 @@ class StreamwatchApp(App[None]):
     def action_escape(self) -> None:
         if self.dashboard.needle():
             self.dashboard.set_filter("")
-        elif self.active_tab != "queries":
-            self.action_tab("queries")
+        elif self.active_tab is not Tab.QUERIES:
+            self.action_tab(Tab.QUERIES)
 
-    def run_command(self, text: str) -> object:
+    def run_command(self, text: str) -> Command | None:
         """Parse and run one command line; a bad one is shown in the status line."""
         return self.controls.run_command(text)
 

@@ -1,20 +1,52 @@
 """Runs the parsed ``:`` commands (and the keys bound to them): navigation on the app, the
 controls (start/stop/restart a query or the pipeline, land data, change the trigger) on the
 app's :class:`~streamwatch.backends.base.Backend` in thread workers. A control the backend
-does not support (its capability flag) is refused in the status line, never attempted."""
+does not support (its capability flag) is refused in the status line, never attempted.
+
+:class:`Controls` is the :class:`~streamwatch.tui.commands.Runner` of the typed commands:
+each parsed command calls the method of its kind (no dispatch on command names)."""
 
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Callable
 
-from streamwatch.backends.base import Control
+from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
-from streamwatch.tui.commands import COMMANDS, TABS, Command, CommandError, parse
+from streamwatch.model.checkpoint import Checkpoint
+from streamwatch.tui.commands import (
+    Command,
+    CommandError,
+    Filter,
+    Help,
+    Land,
+    OpenState,
+    Pause,
+    QueryControl,
+    Quit,
+    SetTrigger,
+    ShowTab,
+    parse,
+)
 from streamwatch.tui.messages import ControlDone
+from streamwatch.tui.tabs import Tab
 
 if TYPE_CHECKING:
     from streamwatch.tui.app import StreamwatchApp
+
+#: the backend call of each control on one query (backend, query name)
+_ONE_QUERY: dict[Control, Callable[[Backend, str], None]] = {
+    Control.START_QUERY: lambda b, q: b.start_query(q),
+    Control.STOP_QUERY: lambda b, q: b.stop_query(q),
+    Control.RESTART_QUERY: lambda b, q: b.restart_query(q),
+}
+#: the backend call of each control on the whole pipeline
+_PIPELINE: dict[Control, Callable[[Backend], None]] = {
+    Control.START_PIPELINE: lambda b: b.start_pipeline(),
+    Control.STOP_PIPELINE: lambda b: b.stop_pipeline(),
+    Control.RESTART_PIPELINE: lambda b: b.restart_pipeline(),
+}
 
 
 class Controls:
@@ -32,32 +64,36 @@ class Controls:
         except CommandError as e:
             app.set_status(str(e), "error")
             return None
-        if cmd.target and cmd.target != "all" and cmd.name in ("detail", "checkpoint", "results"):
-            app.selected = cmd.target
-        if cmd.name in TABS:
-            app.action_tab(cmd.name)
-            if cmd.name == "results":
-                app.refresh_results()
-        elif COMMANDS[cmd.name].controls:
-            self.control(cmd)
-        elif cmd.name in ("pause", "resume"):
-            if app.paused == (cmd.name == "resume"):
-                app.action_pause()
-        elif cmd.name == "filter":
-            app.dashboard.set_filter(cmd.text)
-        elif cmd.name == "help":
-            app.action_help()
-        elif cmd.name == "state":
-            self.open_state(cmd.batch)
-        elif cmd.name == "quit":
-            app.call_later(app.action_quit)
+        cmd.run(self)
         return cmd
 
-    def open_state(self, batch: int | None) -> None:
-        """Open the selected query's state at ``batch`` (None: the batch highlighted in the
-        checkpoint tab, else the last committed one) over the dashboard."""
+    # -- navigation and the display ----------------------------------------------------------------
+    def show_tab(self, cmd: ShowTab) -> None:
+        """Show the tab (the query named becomes the selected one); the results tab re-reads."""
+        app = self.app
+        if cmd.query is not None:
+            app.selected = cmd.query
+        app.action_tab(cmd.tab)
+        if cmd.tab is Tab.RESULTS:
+            app.refresh_results()
+
+    def pause(self, cmd: Pause) -> None:
+        if self.app.paused != cmd.paused:
+            self.app.action_pause()
+
+    def filter(self, cmd: Filter) -> None:
+        self.app.dashboard.set_filter(cmd.text)
+
+    def help(self, cmd: Help) -> None:
+        self.app.action_help()
+
+    def quit(self, cmd: Quit) -> None:
+        self.app.call_later(self.app.action_quit)
+
+    def open_state(self, cmd: OpenState) -> None:
+        """Open the selected query's state at ``cmd.batch`` (None: the batch highlighted in
+        the checkpoint tab, else the last committed one) over the dashboard."""
         from streamwatch.tui.views.state import StateScreen
-        from streamwatch.tui.views.table import SyncTable
 
         app = self.app
         name = app.selected
@@ -66,57 +102,61 @@ class Controls:
         except KeyError:
             app.set_status("state: no query selected", "warning")
             return
-        if batch is None and app.active_tab == "checkpoint":
-            key = app.dashboard.query_one("#cp-batches", SyncTable).cursor_key()
-            batch = int(key) if key is not None and key.isdigit() else None
-        committed = getattr(app.model.checkpoints.get(name or ""), "commit_batch_ids", None)
+        batch = cmd.batch
+        if batch is None and app.active_tab is Tab.CHECKPOINT:
+            batch = app.dashboard.highlighted_batch()
+        read: Checkpoint | None = app.model.checkpoints.get(name or "")
+        committed = read.commit_batch_ids if read is not None else ()
         if batch is not None and committed and batch not in committed:
             app.set_status(f"state: batch {batch} of {name} is not committed (last committed: {committed[-1]})", "warning")
             return
         app.push_screen(StateScreen(checkpoint, name or "", batch))
 
-    def control(self, cmd: Command) -> None:
-        """Run a control command on the backend in a worker (unless unsupported)."""
-        app, backend = self.app, self.app.backend
-        spec = COMMANDS[cmd.name]
-        target = cmd.target
-        if spec.takes_query:
-            target = target or app.selected
+    # -- controls on the backend -------------------------------------------------------------------
+    def query_control(self, cmd: QueryControl) -> None:
+        """Start, stop or restart a query (the selected one unless named) or the pipeline."""
+        backend = self.app.backend
+        call: Callable[[], None]
+        if cmd.every:
+            what, call = f"{cmd.name} all", partial(_PIPELINE[cmd.control], backend)
+        else:
+            target = cmd.query or self.app.selected
             if target is None:
-                app.set_status(f"{cmd.name}: no query selected", "warning")
+                self.app.set_status(f"{cmd.name}: no query selected", "warning")
                 return
-        control = spec.controls[-1] if target == "all" else spec.controls[0]
+            what, call = f"{cmd.name} {target}", partial(_ONE_QUERY[cmd.control], backend, target)
+
+        def work() -> str:
+            call()
+            return f"{what} done"
+        self._launch(cmd, cmd.control, what, work)
+
+    def land(self, cmd: Land) -> None:
+        backend = self.app.backend
+
+        def work() -> str:
+            result = backend.land(cmd.count, cmd.source)
+            return f"landed {len(result) if result is not None else cmd.count} file(s)"
+        self._launch(cmd, cmd.control, cmd.name, work)
+
+    def set_trigger(self, cmd: SetTrigger) -> None:
+        """Restart the query named (every query without one) with the command's
+        :class:`~streamwatch.analysis.triggers.Trigger`, the object itself."""
+        backend, trigger = self.app.backend, cmd.trigger
+        target = "all" if cmd.every else cmd.query
+        what = f"{cmd.name} {target}" if target else cmd.name
+
+        def work() -> str:
+            backend.set_trigger(trigger, cmd.query)
+            return f"trigger now {trigger.spec} ({cmd.query or 'all'})"
+        self._launch(cmd, cmd.control, what, work)
+
+    def _launch(self, cmd: Command, control: Control, what: str, work: Callable[[], str]) -> None:
+        """Run ``work`` on the backend in a worker, unless the backend lacks ``control``."""
+        app, backend = self.app, self.app.backend
         if not backend.supports(control):
             app.set_status(backend.why_not(control), "warning")
             return
-        what = f"{cmd.name} {target}" if target else cmd.name
-        work: Callable[[], str]
-        if cmd.name == "land":
-            def work() -> str:
-                result = backend.land(cmd.count, cmd.source)
-                return f"landed {len(result) if result is not None else cmd.count} file(s)"
-        elif cmd.name == "trigger":
-            trigger = cmd.trigger or ""
-
-            def work() -> str:
-                backend.set_trigger(trigger, None if target in (None, "all") else target)
-                return f"trigger now {trigger} ({target or 'all'})"
-        else:
-            call = {
-                Control.START_QUERY: backend.start_query, Control.STOP_QUERY: backend.stop_query,
-                Control.RESTART_QUERY: backend.restart_query,
-            }.get(control)
-            pipeline = {
-                Control.START_PIPELINE: backend.start_pipeline, Control.STOP_PIPELINE: backend.stop_pipeline,
-                Control.RESTART_PIPELINE: backend.restart_pipeline,
-            }.get(control)
-
-            def work() -> str:
-                if pipeline is not None:
-                    pipeline()
-                elif call is not None and target is not None:
-                    call(target)
-                return f"{what} done"
         app.set_status(f"{what}…")
         app.run_worker(lambda: self._work(cmd.name, what, work), thread=True, exit_on_error=False, group="control")
 

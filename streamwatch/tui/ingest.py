@@ -15,7 +15,7 @@ from typing import Protocol
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.errors import one_line
-from streamwatch.model.events import Event, QueryProgress
+from streamwatch.model.events import Event, QueryProgress, QueryTerminated
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
@@ -46,7 +46,7 @@ def ingest(model: DashboardModel, obj: object, ui: Reporter) -> bool:
         m.log(event_line(obj, name))
         if row is None:
             return False
-        if row.status == "failed" and getattr(obj, "exception", None):
+        if row.status == "failed" and isinstance(obj, QueryTerminated) and obj.exception:
             msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
             ui.set_status(msg, "error", about=row.name)
             ui.alarm(msg)

@@ -1,4 +1,5 @@
-"""The dashboard screen: the layout (session line, the six tabs, command line, status line)
+"""The dashboard screen: the layout (session line, the tabs of :class:`~streamwatch.tui.tabs.Tab`,
+command line, status line)
 and the timers that redraw it.
 
 The timers belong to the screen, not the app: Textual stops a screen's timers when the screen
@@ -20,12 +21,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Header, Input, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import DataTable, Header, Input, Static, TabbedContent, TabPane, Tabs
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.tui.commandline import CommandLine
 from streamwatch.tui.footer import SteadyFooter
+from streamwatch.tui.tabs import Tab
 from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.checkpoint import CheckpointView
 from streamwatch.tui.views.detail import DetailView
@@ -37,18 +39,20 @@ if TYPE_CHECKING:
     from streamwatch.tui.app import StreamwatchApp
 
 STATUS_STYLE = {"error": "bold red", "warning": "yellow"}
-#: the view class drawing each tab from the model (one instance each)
-VIEWS: dict[str, type[QueriesView | DetailView | CheckpointView | LandingView | EventsView | PipelineView]] = {
-    "queries": QueriesView, "detail": DetailView, "checkpoint": CheckpointView, "landing": LandingView,
-    "events": EventsView, "pipeline": PipelineView}
-#: the widget each tab focuses when it is shown
-FOCUS = {"queries": "#query-table", "detail": "#detail-view", "checkpoint": "#cp-batches",
-         "landing": "#landing-table", "events": "#event-table", "results": "#results-table",
-         "pipeline": "#pipeline-view"}
+View = QueriesView | DetailView | CheckpointView | LandingView | EventsView | PipelineView
+#: the view class drawing each tab from the model (one instance each; the results tab is drawn
+#: from read results)
+VIEWS: dict[Tab, type[View]] = {
+    Tab.QUERIES: QueriesView, Tab.DETAIL: DetailView, Tab.CHECKPOINT: CheckpointView, Tab.LANDING: LandingView,
+    Tab.EVENTS: EventsView, Tab.PIPELINE: PipelineView}
 #: keys that move within a tab: with the focus on the tab row (tab) or nowhere, they reach the
-#: screen, which gives them to the tab's own widget (:meth:`DashboardScreen.action_in_tab`)
-IN_TAB_KEYS = {"up": ("cursor_up", "scroll_up"), "down": ("cursor_down", "scroll_down"), "pageup": ("page_up",),
-               "pagedown": ("page_down",), "home": ("scroll_home",), "end": ("scroll_end",)}
+#: screen, which gives them to the tab's own widget (:meth:`DashboardScreen.action_in_tab`):
+#: a table moves its cursor, anything else scrolls
+IN_TAB_KEYS: dict[str, Callable[[Widget], None]] = {
+    "up": lambda w: w.action_cursor_up() if isinstance(w, DataTable) else w.action_scroll_up(),
+    "down": lambda w: w.action_cursor_down() if isinstance(w, DataTable) else w.action_scroll_down(),
+    "pageup": lambda w: w.action_page_up(), "pagedown": lambda w: w.action_page_down(),
+    "home": lambda w: w.action_scroll_home(), "end": lambda w: w.action_scroll_end()}
 
 
 class DashboardTabs(TabbedContent):
@@ -90,33 +94,35 @@ class DashboardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(self.session_text(), id="session")
-        with DashboardTabs(initial="queries", id="tabs"):
-            with TabPane("1 Queries", id="queries"):
-                yield QueriesView(opened=self.owner.open_query, highlighted=self.owner.highlight_query, id="query-table",
-                                  zebra_stripes=True)
-            with TabPane("2 Detail", id="detail"):
-                yield DetailView(id="detail-view")
-            with TabPane("3 Checkpoint", id="checkpoint"):
-                yield CheckpointView(id="checkpoint-view")
-            with TabPane("4 Landing", id="landing"):
-                yield LandingView(opened=self.owner.read_journey, id="landing-view")
-            with TabPane("5 Events", id="events"):
-                yield EventsView(id="event-table")
-            with TabPane("6 Results", id="results"):
-                yield ResultsView(id="results-view")
-            with TabPane("7 Pipeline", id="pipeline"):
-                yield PipelineView(id="pipeline-view")
+        with DashboardTabs(initial=Tab.QUERIES.value, id="tabs"):
+            for tab, widget in self._tab_widgets().items():
+                with TabPane(tab.heading, id=tab.value):
+                    yield widget
         yield CommandLine(lambda: list(self.owner.model.board.rows))
         yield Static("starting…", id="status")
         yield SteadyFooter()
 
+    def _tab_widgets(self) -> dict[Tab, Widget]:
+        """Each tab's widget, in tab-row order."""
+        owner = self.owner
+        return {
+            Tab.QUERIES: QueriesView(opened=owner.open_query, highlighted=owner.highlight_query,
+                                     id=Tab.QUERIES.focus, zebra_stripes=True),
+            Tab.DETAIL: DetailView(id=Tab.DETAIL.focus),
+            Tab.CHECKPOINT: CheckpointView(id="checkpoint-view"),
+            Tab.LANDING: LandingView(opened=owner.read_journey, id="landing-view"),
+            Tab.EVENTS: EventsView(id=Tab.EVENTS.focus),
+            Tab.RESULTS: ResultsView(id="results-view"),
+            Tab.PIPELINE: PipelineView(id=Tab.PIPELINE.focus),
+        }
+
     def on_mount(self) -> None:
         app = self.owner
         self.draw_frame(app.model, everything=False)
-        self.query_one("#query-table").focus()
+        self.query_one(f"#{Tab.QUERIES.focus}").focus()
         if app.checkpoint_refresh_s > 0:
             self.set_interval(app.checkpoint_refresh_s, app.scan_checkpoints)
-        self.set_interval(1.0, app._tick)
+        self.set_interval(1.0, app.tick)
         app.dashboard_mounted()
 
     async def on_prune(self, _: messages.Prune) -> None:
@@ -144,7 +150,7 @@ class DashboardScreen(Screen[None]):
         frame()
 
     # -- drawing ------------------------------------------------------------------------------
-    def draw(self, fn: Callable[[], object], what: str = "") -> bool:
+    def draw(self, fn: Callable[[], object], what: str) -> bool:
         """Run one drawing function; a failure is shown in the status line and logged, never
         raised. Returns False when nothing was drawn (torn down, or it failed)."""
         if not self.drawable:
@@ -154,9 +160,8 @@ class DashboardScreen(Screen[None]):
             return True
         except Exception as e:  # a display bug is reported, never a crash
             self.render_errors += 1
-            name = what or getattr(fn, "__name__", "render")
-            self.log.error(f"display error in {name}: {e!r}")
-            self.set_status(f"display error in {name}: {e}", "error")
+            self.log.error(f"display error in {what}: {e!r}")
+            self.set_status(f"display error in {what}: {e}", "error")
             return False
 
     def session_text(self) -> str:
@@ -197,15 +202,19 @@ class DashboardScreen(Screen[None]):
 
     # -- the views ------------------------------------------------------------------------------
     @property
-    def active_tab(self) -> str:
-        return self.query_one("#tabs", TabbedContent).active or "queries"
+    def active_tab(self) -> Tab:
+        return Tab.of(self.query_one("#tabs", TabbedContent).active or Tab.QUERIES)
 
-    def view(self, tab: str) -> QueriesView | DetailView | CheckpointView | LandingView | EventsView | PipelineView | None:
+    def view(self, tab: Tab) -> View | None:
         """The view drawing ``tab`` from the model (results are drawn from read results)."""
         kind = VIEWS.get(tab)
         return self.query_one(kind) if kind is not None else None
 
-    def filtered_view(self, tab: str) -> FilteredView | None:
+    def highlighted_batch(self) -> int | None:
+        """The batch id under the checkpoint tab's cursor (None: no batch row highlighted)."""
+        return self.query_one(CheckpointView).highlighted_batch()
+
+    def filtered_view(self, tab: Tab) -> FilteredView | None:
         """The view of ``tab`` that a ``/`` filter applies to (its ``needle``)."""
         v = self.view(tab)
         return v if isinstance(v, FilteredView) else None
@@ -215,33 +224,33 @@ class DashboardScreen(Screen[None]):
         (every view with ``everything``); hidden views draw when their tab is activated."""
         if not self.drawable:
             return
-        tabs = ("queries", "detail", "checkpoint", "landing", "events", "pipeline") if everything else ("queries", self.active_tab)
+        tabs = tuple(VIEWS) if everything else (Tab.QUERIES, self.active_tab)
         for tab in dict.fromkeys(tabs):
             self.draw_tab(model, tab)
 
-    def show_tab(self, model: DashboardModel, tab: str) -> None:
+    def show_tab(self, model: DashboardModel, tab: Tab) -> None:
         """Switch to ``tab``, drawn from ``model`` now: the paint that brings it on screen shows
         the query just opened, not what the tab showed when it was last on screen (the redraw
         on ``TabActivated`` comes through two message queues, a paint or more later). That
         paint builds no chart of the detail tab (they follow, one a paint)."""
         if tab != self.active_tab:
-            if tab == "detail":
+            if tab is Tab.DETAIL:
                 self.query_one(DetailView).defer_charts()
             self.draw_tab(model, tab)
-        self.query_one("#tabs", TabbedContent).active = tab
+        self.query_one("#tabs", TabbedContent).active = tab.value
 
-    def draw_tab(self, model: DashboardModel, tab: str) -> None:
+    def draw_tab(self, model: DashboardModel, tab: Tab) -> None:
         """Draw ``tab``'s view from ``model`` (none for the results tab), shown or not."""
         v = self.view(tab)
         if v is not None:
             self.draw(lambda: v.show(model), f"the {tab} view")
 
     # -- the command line and the / filter ------------------------------------------------------
-    def needle(self, tab: str | None = None) -> str:
+    def needle(self, tab: Tab | None = None) -> str:
         v = self.filtered_view(tab or self.active_tab)
         return v.needle if v is not None else ""
 
-    def set_filter(self, text: str, tab: str | None = None) -> None:
+    def set_filter(self, text: str, tab: Tab | None = None) -> None:
         """Filter the (active) tab's view by ``text`` (it redraws itself)."""
         v = self.filtered_view(tab or self.active_tab)
         if v is not None:
@@ -267,23 +276,17 @@ class DashboardScreen(Screen[None]):
         self.call_after_refresh(self.focus_tab)
 
     def focus_tab(self) -> None:
-        target = FOCUS.get(self.active_tab)
-        if target and self.drawable:
-            self.query_one(target).focus()
+        if self.drawable:
+            self.query_one(f"#{self.active_tab.focus}").focus()
 
     def action_in_tab(self, key: str) -> None:
         """A moving key (↑ ↓ pgup pgdn home end) that no focused widget took — the focus is on
         the tab row, or nowhere: the active tab's own widget takes the focus and the key."""
-        target = FOCUS.get(self.active_tab)
-        if not target or not self.drawable or not (self.focused is None or isinstance(self.focused, Tabs)):
+        if not self.drawable or not (self.focused is None or isinstance(self.focused, Tabs)):
             return
-        widget = self.query_one(target)
+        widget = self.query_one(f"#{self.active_tab.focus}")
         widget.focus()
-        for name in IN_TAB_KEYS[key]:
-            action = getattr(widget, f"action_{name}", None)
-            if action is not None:
-                action()
-                return
+        IN_TAB_KEYS[key](widget)
 
     def on_command_line_closed(self, _: CommandLine.Closed) -> None:
         self.close_line(cancel=True)

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
+from streamwatch.analysis.triggers import Trigger
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
@@ -132,9 +133,10 @@ class ControlledBackend(RecordedBackend):
         return [f"f{i}" for i in range(count)]
 
     def set_trigger(self, trigger, name=None):
-        self.calls.append(("set_trigger", trigger, name))
+        assert isinstance(trigger, Trigger), f"the dashboard passes the parsed Trigger, not {trigger!r}"
+        self.calls.append(("set_trigger", trigger.spec, name))
         for n in ([name] if name else NAMES):
-            self.triggers[n] = trigger
+            self.triggers[n] = trigger.spec
 
     def read_results(self, name, limit):
         self.calls.append(("read_results", name, limit))

@@ -17,6 +17,7 @@ from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import file_entries
 from streamwatch.checkpoint import batch_timeline
 from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.model.findings import Finding
 from streamwatch.tui.views.base import FilteredView
 from streamwatch.tui.views.table import SyncTable
 
@@ -61,9 +62,9 @@ def sink_name(model: DashboardModel, query: str) -> str | None:
     return Path(q.table).name if q.table else None
 
 
-def batch_of_finding(finding: Any) -> int | None:
+def batch_of_finding(finding: Finding) -> int | None:
     """The batch id a finding is about, from its path (``…/offsets/12`` → 12)."""
-    path = str(getattr(finding, "path", "") or "")
+    path = finding.path or ""
     name = path.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
     return int(name) if name.isdigit() else None
 
@@ -101,7 +102,7 @@ class CheckpointView(FilteredView, Vertical):
             findings_box.update("")
             table.sync([])
             return
-        findings = tuple(getattr(cp, "findings", ()) or ())
+        findings = cp.findings
         sink = sink_name(model, query)
         t = Text()
         t.append(query, style="bold")
@@ -109,13 +110,11 @@ class CheckpointView(FilteredView, Vertical):
                  f"commits {fmt.count(cp.last_committed_batch_id)} · {len(findings)} finding(s)")
         head.update(t)
         ft = Text()
-        by_batch: dict[int, Any] = {}
+        by_batch: dict[int, Finding] = {}
         for f in findings[:50]:
-            sev = str(getattr(f, "severity", "info"))
             if ft:
                 ft.append("\n")
-            ft.append(f"{sev:<7} {getattr(f, 'code', '')}: {getattr(f, 'message', f)}"[:200],
-                      style=SEVERITY_STYLE.get(sev, ""))
+            ft.append(f"{f.severity:<7} {f.code}: {f.message}"[:200], style=SEVERITY_STYLE.get(f.severity, ""))
             b = batch_of_finding(f)
             if b is not None and b not in by_batch:
                 by_batch[b] = f
@@ -125,10 +124,10 @@ class CheckpointView(FilteredView, Vertical):
         rows = []
         for r in reversed(timeline):  # newest first
             f = by_batch.get(r.batch_id)
-            style = SEVERITY_STYLE.get(str(getattr(f, "severity", "")), "") if f else ""
+            style = SEVERITY_STYLE.get(f.severity, "") if f else ""
             cells = [str(r.batch_id), _mark(r.has_offsets), _mark(r.has_commit), _mark(r.state_version),
                      _sink_cell(r.sink_entry, sink), fmt.stamp(r.watermark_ms) if r.watermark_ms else "-",
-                     fmt.stamp(r.timestamp_ms), str(getattr(f, "code", "")) if f else ""]
+                     fmt.stamp(r.timestamp_ms), f.code if f else ""]
             if needle and needle not in " ".join(cells).lower():
                 continue
             rows.append((str(r.batch_id), tuple(Text(c, style=style) if style else c for c in cells)))
@@ -141,7 +140,12 @@ class CheckpointView(FilteredView, Vertical):
             event.stop()
             self.open_batch(self.model.checkpoints.get(self.model.selected or ""), int(str(event.row_key.value)))
 
-    def open_batch(self, cp: Any, batch_id: int) -> None:
+    def highlighted_batch(self) -> int | None:
+        """The batch id of the row under the batches table's cursor (None: no batch row)."""
+        key = self.query_one("#cp-batches", SyncTable).cursor_key()
+        return int(key) if key is not None and key.isdigit() else None
+
+    def open_batch(self, cp: Checkpoint | None, batch_id: int) -> None:
         box = self.query_one("#cp-batch", Static)
         if cp is None:
             return
@@ -154,11 +158,10 @@ class CheckpointView(FilteredView, Vertical):
             t.append(f"  planned {fmt.stamp(entry.timestamp_ms)} · watermark "
                      f"{fmt.stamp(entry.watermark_ms) if entry.watermark_ms else '-'}")
             for i, off in enumerate(entry.sources):
-                text = off.summary() if hasattr(off, "summary") else off
-                t.append(f"\n  source {i}: {text if off is not None else '- (no offset yet)'}")
+                t.append(f"\n  source {i}: {off if off is not None else '- (no offset yet)'}")
         committed = any(c.batch_id == batch_id for c in cp.commits)
         t.append(f"\n  commit: {'yes' if committed else 'not committed'}")
-        files = [e for e in file_entries(cp) if getattr(e, "batch_id", None) == batch_id]
+        files = [e for e in file_entries(cp) if e.batch_id == batch_id]
         t.append(f"\n  files consumed: {len(files)}")
         for e in files[:20]:
             t.append(f"\n    {str(e.path).rsplit('/', 1)[-1]}")
