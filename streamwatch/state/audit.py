@@ -42,8 +42,9 @@ from typing import Callable
 from streamwatch.state import hdfs, join, rocksdb, tws_reader
 from streamwatch.state.evidence import REMOVED_SHARE, MetricsEvidence, classify, progress_of, slope
 from streamwatch.state.model import StateReadError
-from streamwatch.state.reader import StateContext, open_context, provider_of, store_folder
+from streamwatch.state.reader import open_context
 from streamwatch.state.records import StateFileError
+from streamwatch.state.stores import StateContext, provider_of, store_folder
 
 MAX_POINTS = 8
 MIN_POINTS = 3

@@ -38,7 +38,7 @@ event time count once). Bytes that do not decode are an error finding, never a v
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
@@ -46,11 +46,9 @@ from streamwatch.state.model import Column, StateReadError, StateTable
 from streamwatch.state.records import StateFileError
 from streamwatch.state.scan import ScanSpec, ScanStats, StateStream, scan_rows
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
+from streamwatch.state.stores import StateContext, find_schema, provider_of
 from streamwatch.state.types import Field, StructType
 from streamwatch.state.unsaferow import RowError, compile_row
-
-if TYPE_CHECKING:  # reader imports this module
-    from streamwatch.state.reader import StateContext
 
 JOIN = "symmetricHashJoin"
 SIDES = ("left", "right")
@@ -178,8 +176,6 @@ def stream_virtual(ctx: StateContext, op: StateOperator, store: str, batch_id: i
     Raises :class:`StateReadError` for store ``default`` (its rows are the families', each
     with its own schema), an unknown store, or no readable schema; an unreadable partition or
     row is an error finding in the stream's stats."""
-    from streamwatch.state.reader import find_schema, provider_of
-
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     every = sorted({p.partition_id for p in op.partitions})
     cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch_id, partitions + [p for p in every if p not in partitions])

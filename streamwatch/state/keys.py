@@ -41,9 +41,10 @@ from streamwatch.state.keyjson import KeyUsageError, describe, parse_key
 from streamwatch.state.keyvalue import Resolved, pick, records, value_at
 from streamwatch.state.model import StateReadError
 from streamwatch.state.murmur import HashError, partition_of
-from streamwatch.state.reader import find_schema, open_context, provider_of, store_folder
+from streamwatch.state.reader import open_context
 from streamwatch.state.records import DELETE, StateFileError
 from streamwatch.state.schema import DEFAULT_CF
+from streamwatch.state.stores import find_schema, provider_of, store_folder
 from streamwatch.state.types import StructType
 from streamwatch.state.unsaferow import RowError
 from streamwatch.state.unsaferow_encode import EncodeError, encode_row

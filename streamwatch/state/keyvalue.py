@@ -18,7 +18,7 @@ from streamwatch.state.schema import ColumnFamilySchema
 
 if TYPE_CHECKING:  # keys imports this module
     from streamwatch.state.keys import KeyTarget
-    from streamwatch.state.reader import StateContext
+    from streamwatch.state.stores import StateContext
 
 
 def pick(cands: list[tuple[str | None, str, int]] | None, uid: str | None) -> tuple[str, int] | None:

@@ -24,14 +24,14 @@ from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
 from streamwatch.state.model import BatchError, Column, PartitionSize, StateTable
 from streamwatch.state.records import StateFileError
+from streamwatch.state.stores import StateContext, store_folder
 from streamwatch.state.unsaferow import RowError
 
-if TYPE_CHECKING:  # reader imports this module; numpy only where rows are decoded column-wise
+if TYPE_CHECKING:  # numpy only where rows are decoded column-wise
     import numpy as np
 
     from streamwatch.state.encoding import BatchDecoder
     from streamwatch.state.entries import Entries
-    from streamwatch.state.reader import StateContext
 
 CHUNK = 65_536
 #: (key bytes, value bytes) → the output rows of one entry (without ``partition_id``)
@@ -134,8 +134,6 @@ def scan_chunks(ctx: StateContext, op: StateOperator, partitions: list[int], spe
     decoded; ``stats`` is complete once the iterator is exhausted. A partition that cannot be
     rebuilt, lacks the column family, or holds entries that do not decode is a finding in
     ``stats``, never an exception."""
-    from streamwatch.state.reader import store_folder
-
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     for p in partitions:
         folder = store_folder(ctx, op, p, spec.folder_store)

@@ -13,10 +13,10 @@ from typing import Any
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
 from streamwatch.state.model import Column, StateReadError, StateTable
-from streamwatch.state.reader import StateContext, find_schema, provider_of
 from streamwatch.state.records import StateFileError
 from streamwatch.state.scan import DECODE_ERRORS, ScanSpec, ScanStats, StateStream, scan_rows
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
+from streamwatch.state.stores import StateContext, find_schema, provider_of
 from streamwatch.state.tws import TIMER_CFS, TIMERS, key_decoder, split_values, value_decoder
 
 
