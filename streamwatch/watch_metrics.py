@@ -6,7 +6,9 @@ Gauges (label ``query`` = the watched query's name, ``id`` = its query id):
 ``streamwatch_checkpoint_batch_id`` (latest committed batch), ``…_batch_duration_ms``
 (planned → committed of that batch, ms), ``…_input_files`` (files its file sources read),
 ``…_in_flight_seconds`` (age of the planned-but-uncommitted batch, 0 when none),
-``…_stuck`` (1 when stuck); per file source (labels ``query``, ``id``, ``source``)
+``…_stuck`` (1 when stuck), ``…_health`` (one series per state of
+:class:`~streamwatch.analysis.health_window.Health`, label ``state``: 1 for the current
+verdict, 0 for the others); per file source (labels ``query``, ``id``, ``source``)
 ``…_source_lag_seconds`` (age of the oldest landed, unread file; 0 with none),
 ``…_source_backlog_files``, ``…_source_catching_up`` (1 draining or caught up, 0 not) and
 ``…_source_catchup_seconds`` (the estimate, only while catching up) — each absent while
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, SourceLag
+from streamwatch.analysis.health_window import Health
+from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, QueryHealth, SourceLag
 
 
 class WatchMetrics:
@@ -37,6 +40,9 @@ class WatchMetrics:
         self.in_flight = Gauge("streamwatch_checkpoint_in_flight_seconds",
                                "Seconds the planned, uncommitted batch has been running (0: none)", q, registry=r)
         self.stuck = Gauge("streamwatch_checkpoint_stuck", "1 when offsets N has had no commit N for > 5x the cadence", q, registry=r)
+        self.health = Gauge("streamwatch_checkpoint_health",
+                            "1 for the query's current health over the watch window, 0 for the other states",
+                            [*q, "state"], registry=r)
         self.backlog = Gauge("streamwatch_checkpoint_backlog_files", "Files written upstream, not yet read downstream",
                              ["upstream", "downstream"], registry=r)
         self.edge_lag = Gauge("streamwatch_checkpoint_edge_lag_seconds",
@@ -63,6 +69,9 @@ class WatchMetrics:
         elif isinstance(rec, CheckpointStatus):
             self.in_flight.labels(rec.query, rec.id).set(rec.in_flight_s or 0.0)
             self.stuck.labels(rec.query, rec.id).set(1 if rec.stuck else 0)
+        elif isinstance(rec, QueryHealth):
+            for state in Health:
+                self.health.labels(rec.query, rec.id, state.value).set(1 if state.value == rec.health else 0)
         elif isinstance(rec, SourceLag):
             labels = (rec.query, rec.id, rec.source)
             for gauge, value in ((self.lag, rec.lag_s), (self.source_backlog, rec.backlog),

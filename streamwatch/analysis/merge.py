@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from streamwatch.analysis.records import CheckpointBatch, ListenerFigures, WatchRecord
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events
-from streamwatch.model.events import QueryProgress
+from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.sparkjson import iso_to_epoch_ms
 
 #: Progress updates kept (the oldest are forgotten first).
@@ -57,6 +57,8 @@ class ListenerNumbers:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: str | None = None
+        #: run events (started, progress, terminated) not yet taken: the watch's health window
+        self.run_events: list[QueryStarted | QueryProgress | QueryTerminated] = []
 
     def _take(self, obj: Any) -> None:
         if isinstance(obj, QueryProgress):
@@ -64,6 +66,17 @@ class ListenerNumbers:
                 self.progress[(obj.id, obj.batch_id)] = obj
                 while len(self.progress) > KEEP:
                     self.progress.popitem(last=False)
+        if isinstance(obj, (QueryStarted, QueryProgress, QueryTerminated)):
+            with self._lock:
+                self.run_events.append(obj)
+                if len(self.run_events) > KEEP:  # nobody takes them (a merge without a watch)
+                    del self.run_events[: len(self.run_events) - KEEP]
+
+    def take_run_events(self) -> list[QueryStarted | QueryProgress | QueryTerminated]:
+        """The run events read since the last call, in file order."""
+        with self._lock:
+            out, self.run_events = self.run_events, []
+        return out
 
     def load(self) -> ListenerNumbers:
         """Read the whole file now (no following)."""

@@ -1,7 +1,7 @@
 """Typed records a checkpoint watch derives (see :mod:`streamwatch.analysis.watch`).
 
 Every record has a ``kind`` (``checkpoint-batch``, ``checkpoint-status``,
-``checkpoint-finding``, ``pipeline-edge``, ``source-lag``) and ``to_dict()`` giving its documented JSONL shape
+``checkpoint-finding``, ``pipeline-edge``, ``source-lag``, ``query-health``) and ``to_dict()`` giving its documented JSONL shape
 (camelCase keys). Records about one query carry the query ``id`` (the checkpoint's
 ``metadata``, the same id the listener reports) and, for batches, the ``batchId``, so a watch
 output joins with a listener recording on ``(id, batchId)``. Times are epoch ms, durations ms,
@@ -309,6 +309,42 @@ class SourceLag:
         }
 
 
-WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge | SourceLag
+@dataclass(frozen=True, slots=True)
+class QueryHealth:
+    """A query's health over the watch's sliding window (see
+    :mod:`streamwatch.analysis.health_window`), emitted when it changes: ``health``
+    (``ok``, ``lagging``, ``stalled``, ``stopped``, ``failing``, ``idle``, ``unknown``),
+    ``previous`` (None on the first verdict), a one-line ``reason``, ``since_ms`` (epoch ms
+    the state dates from) and the evidence: ``batch_id`` (in flight, else last committed),
+    ``backlog`` files waiting on the file sources (None unknown), ``lag_s`` the largest source
+    lag (s), ``commits`` batches and ``samples`` lag samples in the window, ``failed_runs``
+    runs that failed on the in-flight batch (None: no listener recording to tell)."""
+
+    kind: ClassVar[str] = "query-health"
+    id: str
+    query: str
+    checkpoint: str
+    at_ms: int
+    health: str
+    previous: str | None
+    reason: str
+    since_ms: int | None
+    batch_id: int | None = None
+    backlog: int | None = None
+    lag_s: float | None = None
+    commits: int = 0
+    samples: int = 0
+    failed_runs: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
+            "atMs": self.at_ms, "health": self.health, "previous": self.previous, "reason": self.reason,
+            "sinceMs": self.since_ms, "batchId": self.batch_id, "backlog": self.backlog, "lagSeconds": self.lag_s,
+            "commits": self.commits, "samples": self.samples, "failedRuns": self.failed_runs,
+        }
+
+
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | PipelineEdge | SourceLag | QueryHealth
 __all__ = ["BatchOutput", "CheckpointBatch", "ListenerFigures", "CheckpointFinding", "CheckpointStatus", "PipelineEdge",
-           "SourceInput", "SourceLag", "StateUsage", "WatchRecord"]
+           "QueryHealth", "SourceInput", "SourceLag", "StateUsage", "WatchRecord"]

@@ -16,7 +16,11 @@ the slowest, at least two trigger intervals and 10 s) and **idle**
 (nothing planned for longer than 2 × the cadence). Inspector findings
 (:mod:`streamwatch.checkpoint.health`) are re-checked on the recent window after each change
 and emitted once (``in-flight-batch`` — batch N planned, not committed: Spark runs it again on
-restart — is left to the status record).
+restart — is left to the status record). The query's health over the sliding window
+(:class:`~streamwatch.analysis.records.QueryHealth`, judged by
+:func:`~streamwatch.analysis.health_window.judge_health` on the recent batches, the status,
+the lag samples and — when :meth:`CheckpointWatcher.observe_run` is fed a recording's run
+events — the runs) is emitted when it changes, ahead of the poll's status and lag records.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from typing import Callable
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.diagnosis import stuck_limit_ms
+from streamwatch.analysis.health_window import Health, HealthWindow, RunOutcome, judge_health
 from streamwatch.analysis.lag import FileSourceLag
 from streamwatch.analysis.probe import Probe, ProbeError
-from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, SourceLag
+from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, QueryHealth, SourceLag
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import StorageError, open_storage
@@ -40,7 +45,9 @@ from streamwatch.checkpoint.spark4 import find_repartitions
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint, SourceLog
+from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.findings import Finding
+from streamwatch.model.sparkjson import iso_to_epoch_ms
 
 IDLE_FACTOR = 2
 CADENCE_BATCHES = 20
@@ -49,8 +56,12 @@ CADENCE_BATCHES = 20
 LAG_EVERY_S = 5.0
 #: Findings that the status record reports better (they flip with every batch).
 TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
+#: Lag samples kept per file source for the health window.
+LAG_SAMPLES = 20
+#: Runs kept (listener outcomes) for the health window.
+RUNS_KEPT = 20
 
-WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag
+WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag | QueryHealth
 
 
 class WatchError(StreamwatchError):
@@ -104,6 +115,11 @@ class CheckpointWatcher:
         self.lag_every = max(1, round(LAG_EVERY_S / poll_s)) if poll_s > 0 else 1
         self._polls = 0
         self._planned_new = False
+        #: every lag measurement, oldest first (the health window's samples; sized at open())
+        self.lag_samples: deque[SourceLag] = deque(maxlen=LAG_SAMPLES)
+        #: run outcomes by run id from a followed listener recording; None: no account of runs
+        self.runs: OrderedDict[str, RunOutcome] | None = None
+        self.health: QueryHealth | None = None
 
     # -- opening -------------------------------------------------------------------------
     def open(self) -> list[WatchRecord]:
@@ -126,6 +142,7 @@ class CheckpointWatcher:
         self.sources = SourceReader(p, self.root, file_sizes=self._file_sizes)
         self.state = StateReader(p, cp.state) if cp.state else None
         self.file_lags = self._open_file_lags(cp)
+        self.lag_samples = deque(maxlen=LAG_SAMPLES * max(1, len(self.file_lags)))
         offs, coms = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
         self.last_offset_id = offs[-1] if offs else None
         out: list[WatchRecord] = list(self._new_findings(cp.findings))
@@ -137,8 +154,8 @@ class CheckpointWatcher:
                 out.append(rec)
         if self.last_offset_id is not None and self.last_offset_id not in self.offsets:
             self._offsets(self.last_offset_id)
-        out.extend(self._status())
-        out.extend(self._measure_lags())
+        status, lags = self._status(), self._measure_lags()
+        out.extend([*self.health_change(), *status, *lags])  # the verdict first, then its evidence
         return out
 
     def _open_file_lags(self, cp: Checkpoint) -> list[FileSourceLag]:
@@ -183,10 +200,10 @@ class CheckpointWatcher:
             changed = True
         if changed:
             out.extend(self._new_findings(self._window_findings()))
-        out.extend(self._status())
+        status = self._status()
         self._polls += 1
-        if self._polls % self.lag_every == 0:
-            out.extend(self._measure_lags())
+        lags = self._measure_lags() if self._polls % self.lag_every == 0 else []
+        out.extend([*self.health_change(), *status, *lags])  # the verdict first, then its evidence
         return out
 
     def _offsets(self, batch_id: int) -> OffsetLogEntry | None:
@@ -326,11 +343,57 @@ class CheckpointWatcher:
         """:meth:`measure_lags`, keeping each source's latest; the ones whose verdict changed."""
         changed = []
         for lag in self.measure_lags():
+            self.lag_samples.append(lag)
             before = self.lags.get(lag.source)
             self.lags[lag.source] = lag
             if before is None or before.verdict() != lag.verdict():
                 changed.append(lag)
         return changed
+
+    def observe_run(self, event: QueryStarted | QueryProgress | QueryTerminated) -> None:
+        """Take in one listener event of this query (others are ignored): the run's start
+        (``QueryStartedEvent.timestamp``), its last reported batch id, and whether it
+        terminated with an exception (:attr:`QueryTerminated.failed`). Once called, the
+        health window has an account of runs and can judge FAILING."""
+        if self.query_id and event.id != self.query_id:
+            return
+        runs = self.runs if self.runs is not None else OrderedDict()
+        self.runs = runs
+        r = runs.get(event.run_id) or RunOutcome(event.run_id, None, None, False)
+        if isinstance(event, QueryStarted):
+            r = replace(r, started_ms=iso_to_epoch_ms(event.timestamp))
+        elif isinstance(event, QueryProgress):
+            r = replace(r, last_batch_id=max(event.batch_id, r.last_batch_id if r.last_batch_id is not None else -1))
+        else:
+            r = replace(r, failed=event.failed, error=event.exception)
+        runs[event.run_id] = r
+        while len(runs) > RUNS_KEPT:
+            runs.popitem(last=False)
+
+    def health_window(self, now_ms: int | None = None) -> HealthWindow:
+        """What the health verdict is judged on at ``now_ms`` (default: the clock): the
+        status then, the recent committed batches, the lag samples, the runs seen."""
+        now = int(self.clock() * 1000) if now_ms is None else now_ms
+        return HealthWindow(now_ms=now, status=self.judge(now), batches=tuple(list(self.batches)[-CADENCE_BATCHES:]),
+                            lags=tuple(self.lag_samples), runs=tuple(self.runs.values()) if self.runs is not None else None,
+                            commit_ms=tuple(self.commit_at.items()))
+
+    def health_change(self) -> list[QueryHealth]:
+        """The :class:`QueryHealth` record when the verdict's health changed, else nothing."""
+        window = self.health_window()
+        v = judge_health(window)
+        before = self.health
+        if before is not None and before.health == v.health.value:
+            return []
+        self.health = QueryHealth(self.query_id, self.name, self.url, window.now_ms, v.health.value,
+                                  before.health if before is not None else None, v.reason,
+                                  v.since_ms if v.since_ms is not None else window.now_ms, v.batch_id, v.backlog,
+                                  v.lag_s, v.commits, v.samples, v.failed_runs)
+        return [self.health]
+
+    def current_health(self) -> Health | None:
+        """The latest verdict's :class:`Health` (None before :meth:`open`)."""
+        return Health(self.health.health) if self.health is not None else None
 
     def _status(self, now_ms: int | None = None) -> list[CheckpointStatus]:
         s = self.judge(now_ms)

@@ -2,8 +2,9 @@
 
 Without ``--log`` the dashboard opens on a checkpoint backend; with ``--log`` the derived
 records are written as JSONL (no textual imported) and, with ``--prometheus PORT``, served as
-gauges. Exit codes: 0 ok (stopped by SIGINT/SIGTERM, or ``--once`` with nothing stuck), 1
-``--once`` found a stuck query, 2 usage, 4 a PATH is unreadable or not a checkpoint / the
+gauges, and with ``--notify URL`` each health change is POSTed as JSON. Exit codes: 0 ok
+(stopped by SIGINT/SIGTERM, or ``--once`` with nothing stuck), 1 ``--once`` found a stuck
+query (with ``--check`` also a query STOPPED, FAILING or STALLED), 2 usage, 4 a PATH is unreadable or not a checkpoint / the
 output cannot be written.
 """
 
@@ -13,12 +14,17 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
+from streamwatch.analysis.records import QueryHealth
 from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import Unreadable, UsageError
+
+if TYPE_CHECKING:  # the watch machinery is imported when a watch runs, not for --help
+    from streamwatch.analysis.merge import MergedRecords
+    from streamwatch.analysis.session import CheckpointWatch
 
 EPILOG = """\b
 Examples:
@@ -28,6 +34,8 @@ Examples:
   streamwatch watch ./cps --log --prometheus 9109    gauges at http://127.0.0.1:9109/metrics
   streamwatch watch ./cps --log --once               derive what is there now, then exit
   streamwatch watch ./ws --recording ./ws/events.jsonl   listener numbers merged in
+  streamwatch watch ./cps --log --once --check       exit 1 when a query is stopped, failing or stalled
+  streamwatch watch ./cps --log --notify http://alerts.local/hook   POST each health change
 
 \b
 Records (one JSON object per line, field "kind"):
@@ -41,12 +49,27 @@ Records (one JSON object per line, field "kind"):
   checkpoint-finding  id, query, severity, code, message, path
   pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
                       layerLatencyMs, endToEndMs, slowest, slowestLayer
+  source-lag          id, query, source, sourceKind, backlog, oldestUnreadMs, lagSeconds,
+                      arrivalPerSecond, processedPerSecond, catchupSeconds, catchingUp, reason
+  query-health        id, query, health (ok, lagging, stalled, stopped, failing, idle,
+                      unknown), previous, reason, sinceMs, batchId, backlog, lagSeconds,
+                      commits, samples, failedRuns — written when the health changes
+
+\b
+Health (over the recent batches and lag samples; docs/health.md has the rules):
+  stopped   no commit for longer than the query's cadence allows and work waits
+  failing   the in-flight batch failed in two or more runs (needs --recording)
+  stalled   batches commit reading nothing while files wait
+  lagging   a source's lag rose at each of its last 3 samples while batches commit
+  idle      nothing planned for longer than the cadence allows and nothing waits
+  ok / unknown (the reason says which evidence is missing)
 
 \b
 Exit codes:
   0  the dashboard was quit; --log stopped by SIGINT/SIGTERM, or --once with nothing stuck
-  1  --once found a stuck query
-  2  bad option (--out, --prometheus or --once without --log)
+  1  --once found a stuck query (a batch in flight too long: health stopped); with --check
+     also a query whose health is stopped, failing or stalled (ok, lagging, idle, unknown: 0)
+  2  bad option (--out, --prometheus, --once, --check or --notify without --log; --check without --once)
   4  a PATH is unreadable or not a checkpoint, --recording is missing or unreadable, or the output cannot be written
 """ + OBJECT_STORES
 
@@ -69,8 +92,13 @@ OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
               help="A streamwatch recording or Spark event log of the same queries (local or URL, followed while "
                    "written): per query id + batchId the listener's numbers win (duration = triggerExecution, "
                    "planned time, watermark) and its rows/rates are added.")
+@click.option("--check", is_flag=True,
+              help="With --log --once: exit 1 also when a query's health is stopped, failing or stalled.")
+@click.option("--notify", "notify_url", default=None, metavar="URL",
+              help="With --log: POST each health change as JSON (query, checkpoint, from, to, reason, atMs) to URL; "
+                   "a failed POST is reported once on stderr, never fatal.")
 def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: float, history: int,
-          prometheus_port: int | None, once: bool, recording: str | None) -> None:
+          prometheus_port: int | None, once: bool, recording: str | None, check: bool, notify_url: str | None) -> None:
     """Watch streaming queries from their checkpoints alone — no listener, no code change.
 
     PATH is a checkpoint, a folder of checkpoints (searched recursively for folders holding
@@ -86,8 +114,10 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
     that pipeline in tab 7 and opens a batch's state with v in tab 3.
     """
-    if not headless and (out or prometheus_port is not None or once):
-        raise UsageError("--out, --prometheus and --once need --log")
+    if not headless and (out or prometheus_port is not None or once or check or notify_url):
+        raise UsageError("--out, --prometheus, --once, --check and --notify need --log")
+    if check and not once:
+        raise UsageError("--check needs --once")
     if recording is not None and "://" not in recording and not Path(recording).exists():
         raise Unreadable(f"--recording {recording}: no such file or directory")
     if not headless:
@@ -99,7 +129,8 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
 
         run_dashboard(backend)
         return
-    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording))
+    notifier = Notifier(notify_url) if notify_url else None
+    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording, check, notifier))
 
 
 def _merger(recording: str | None, once: bool, poll_s: float):
@@ -117,8 +148,65 @@ def _merger(recording: str | None, once: bool, poll_s: float):
     return MergedRecords(numbers, grace_s=max(3.0, 2 * poll_s))
 
 
+#: Health values ``--check`` turns into exit 1.
+FAILED_HEALTH = frozenset({"stopped", "failing", "stalled"})
+
+
+class Notifier:
+    """POSTs each ``query-health`` change to ``url`` as JSON (``query``, ``checkpoint``,
+    ``from``, ``to``, ``reason``, ``atMs``) with urllib, ``timeout_s`` per request. A failure
+    is written once on stderr (then counted in :attr:`failures`), never raised."""
+
+    def __init__(self, url: str, timeout_s: float = 3.0) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self.sent = 0
+        self.failures = 0
+
+    def __call__(self, rec: QueryHealth) -> None:
+        import urllib.error
+        import urllib.request
+
+        import orjson
+
+        body = orjson.dumps({"query": rec.query, "checkpoint": rec.checkpoint, "from": rec.previous,
+                             "to": rec.health, "reason": rec.reason, "atMs": rec.at_ms})
+        req = urllib.request.Request(self.url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                resp.read()
+            self.sent += 1
+        except (urllib.error.URLError, OSError, ValueError) as e:
+            if not self.failures:
+                click.echo(f"streamwatch watch: --notify {self.url} failed: {e} (further failures not shown)", err=True)
+            self.failures += 1
+
+
+def _runs(merger: MergedRecords, watch: CheckpointWatch) -> list[QueryHealth]:
+    """The recording's run events read since the last poll handed to every watcher (its
+    health window's account of runs: FAILING); the health changes they make."""
+    events = merger.numbers.take_run_events()
+    if not events:
+        return []
+    out: list[QueryHealth] = []
+    for w in watch.watchers:
+        for e in events:
+            w.observe_run(e)
+        out.extend(w.health_change())
+    return out
+
+
+def _exit_code(watch: CheckpointWatch, check: bool) -> int:
+    """``--once``'s exit code: 1 when a query is stuck, or (``check``) its health failed."""
+    if any(s.stuck for s in watch.statuses()):
+        return STUCK
+    healths = [w.health.health for w in watch.watchers if w.health is not None]
+    return STUCK if check and any(h in FAILED_HEALTH for h in healths) else OK
+
+
 def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool,
-              recording: str | None = None) -> int:
+              recording: str | None = None, check: bool = False, notifier: Notifier | None = None) -> int:
     import orjson
 
     from streamwatch.analysis.session import CheckpointWatch
@@ -127,7 +215,7 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
     records = watch.open()  # WatchError: exit 4
     merger = _merger(recording, once, poll_s)
     if merger is not None:
-        records = merger.take(records) + (merger.flush() if once else [])
+        records = merger.take(records) + (merger.flush() if once else []) + _runs(merger, watch)
     names = ", ".join(w.name for w in watch.watchers)
     click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
     if watch.superseded:
@@ -160,8 +248,12 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
             except OSError as e:
                 click.echo(f"streamwatch watch: cannot write: {e.strerror or e}", err=True)
                 return UNREADABLE
+            if notifier is not None:
+                for r in records:
+                    if isinstance(r, QueryHealth):
+                        notifier(r)
             if once:
-                return STUCK if any(s.stuck for s in watch.statuses()) else OK
+                return _exit_code(watch, check)
             if stop.wait(poll_s):
                 if merger is not None:  # batches still waiting for their progress update
                     stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in merger.flush()))
@@ -172,7 +264,7 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
                 click.echo(f"streamwatch watch: poll failed: {e}", err=True)
                 records = []
             if merger is not None:
-                records = merger.take(records)
+                records = merger.take(records) + _runs(merger, watch)
     finally:
         if merger is not None:
             merger.numbers.close()
