@@ -104,27 +104,28 @@ def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
                     fh = None
                     continue
             chunk = fh.read(1 << 16)
-            if chunk:
-                buf += chunk
-                *complete, buf = buf.split(b"\n")
-                for raw in complete:
-                    if raw.strip():
-                        yield raw + b"\n"
-                continue
-            try:  # at EOF: has the file been rotated away (a new inode at ``path``)?
-                rotated = os.stat(path).st_ino != os.fstat(fh.fileno()).st_ino
-            except FileNotFoundError:
-                rotated = False  # renamed, the new one not created yet
-            if rotated:
-                rest = fh.read()
-                if rest:  # written between our last read and the rotation
-                    buf += rest
+            if not chunk:
+                try:  # at EOF: has the file been rotated away (a new inode at ``path``)?
+                    rotated = os.stat(path).st_ino != os.fstat(fh.fileno()).st_ino
+                except FileNotFoundError:
+                    rotated = False  # renamed, the new one not created yet
+                if not rotated:
+                    stop.wait(poll_s)
                     continue
-                seen.add(os.fstat(fh.fileno()).st_ino)
-                fh.close()
-                fh = None
-                continue
-            stop.wait(poll_s)
+                # what was written between our last read and the rotation is read like any
+                # chunk (it may finish a line begun in ``buf``); the file is left only once a
+                # read after the rotation finds nothing more
+                chunk = fh.read()
+                if not chunk:
+                    seen.add(os.fstat(fh.fileno()).st_ino)
+                    fh.close()
+                    fh = None
+                    continue
+            buf += chunk
+            *complete, buf = buf.split(b"\n")
+            for raw in complete:
+                if raw.strip():
+                    yield raw + b"\n"
     finally:
         if fh is not None:
             fh.close()
