@@ -17,7 +17,7 @@ def norm(v: Any) -> Any:
     """JSON form of a Spark value: timestamps → epoch µs, structs → dicts, decimals → text,
     bytes → hex."""
     if isinstance(v, dt.datetime):
-        return round(v.replace(tzinfo=dt.timezone.utc).timestamp() * 1_000_000) if v.tzinfo is None \
+        return round(v.replace(tzinfo=dt.UTC).timestamp() * 1_000_000) if v.tzinfo is None \
             else round(v.timestamp() * 1_000_000)
     if isinstance(v, dt.date):
         return v.isoformat()

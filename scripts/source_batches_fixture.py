@@ -42,7 +42,7 @@ import os
 import shutil
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,7 @@ def _watermark_ms(p: Any) -> int | None:
     wm = (p.get("eventTime") or {}).get("watermark")
     if not wm:
         return None
-    return int(datetime.strptime(wm, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp() * 1000)
+    return int(datetime.strptime(wm, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def run_scenario(spark: Any, root: Path) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import LocalStorage
@@ -94,7 +94,7 @@ class Feeder:
             if self.on_error:
                 self.on_error(e)
 
-    def start(self) -> "Feeder":
+    def start(self) -> Feeder:
         """Land ``initial_files`` now, in the caller's thread (so queries started next find
         them: an ``availableNow`` run reads what has landed when it starts), then land on the
         schedule in the background. Returns ``self``."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -59,7 +59,7 @@ class LandingWatcher:
             d.mkdir(parents=True, exist_ok=True)
             self._observer.schedule(_Handler(source, on_landed), str(d), recursive=False)
 
-    def start(self) -> "LandingWatcher":
+    def start(self) -> LandingWatcher:
         self._observer.start()
         return self
 
@@ -68,7 +68,7 @@ class LandingWatcher:
         if self._observer.is_alive():
             self._observer.join(timeout=5)
 
-    def __enter__(self) -> "LandingWatcher":
+    def __enter__(self) -> LandingWatcher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -8,9 +8,10 @@ under a :class:`Workspace`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from streamwatch.model.location import Location
 from streamwatch.model.runtime import QueryPlan, RunPlan
@@ -49,7 +50,7 @@ class Workspace:
     root: Location
     local: Path
 
-    def __init__(self, root: "Location | str | Path", local: Path | None = None) -> None:
+    def __init__(self, root: Location | str | Path, local: Path | None = None) -> None:
         loc = root if isinstance(root, Location) else Location.parse(root)
         if loc.is_local:
             here = Path(loc)
@@ -59,7 +60,7 @@ class Workspace:
         object.__setattr__(self, "local", here)
 
     @classmethod
-    def at(cls, text: "str | Path", local: Path | None = None) -> "Workspace":
+    def at(cls, text: str | Path, local: Path | None = None) -> Workspace:
         """The workspace a ``--workspace`` value names: a folder, ``file://…``,
         ``s3a://BUCKET/PREFIX`` or ``s3://BUCKET/PREFIX``. Raises
         :class:`~streamwatch.model.location.LocationError` (a ``ValueError``, one line)."""
@@ -109,8 +110,8 @@ class LayerContext:
     landing directories and archive directories are (by source name), and run options
     (e.g. ``max_files_per_trigger``)."""
 
-    spark: "SparkSession"
-    tables: "Tables"
+    spark: SparkSession
+    tables: Tables
     landing: dict[str, Path]
     options: dict[str, Any] = field(default_factory=dict)
     archive: dict[str, Path] = field(default_factory=dict)
@@ -145,7 +146,7 @@ class Layer:
     name: str
     table: str
     description: str
-    build: Callable[[LayerContext], "DataFrame"]
+    build: Callable[[LayerContext], DataFrame]
     output_mode: str = "append"
     sink: str = "table"
     source: str = "table"

@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE
@@ -22,7 +22,7 @@ from ..common import check_ratios
 TOPIC = "clicks"
 PARTITIONS = 3
 PAGES = ("/", "/search", "/product", "/cart", "/checkout")
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 #: How long ``land`` tries to reach the broker before it gives up (s)
 CONNECT_TIMEOUT_S = 5.0
 

@@ -10,7 +10,7 @@ files holds at least as many opens as closes (the *prefix integrity* the example
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 from ..common import check_ratios
 from ..replay import IntervalReplay
 
-START = datetime(2016, 7, 26, tzinfo=timezone.utc)
+START = datetime(2016, 7, 26, tzinfo=UTC)
 SESSIONS = 20_000
 SPAN_S = 14 * 24 * 3600
 

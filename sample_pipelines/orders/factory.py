@@ -20,14 +20,14 @@ next file number is kept in ``.orders-state.json`` (hidden from Spark's file sou
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 # numpy is imported where orders are made: reading the pipeline's definition must not load it
 from ..common import check_ratios
 from ..replay import write_atomically
 
-START = datetime(2024, 3, 1, tzinfo=timezone.utc)
+START = datetime(2024, 3, 1, tzinfo=UTC)
 STATE = ".orders-state.json"
 CITIES = [
     ("Berlin", "10115", "DE"), ("Munich", "80331", "DE"), ("Paris", "75001", "FR"),

@@ -11,7 +11,7 @@ fraction of lines by malformed JSON.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 from ..common import check_ratios
 from ..replay import IntervalReplay
 
-START = datetime(2026, 3, 2, tzinfo=timezone.utc)
+START = datetime(2026, 3, 2, tzinfo=UTC)
 USERS = 150
 DAYS = 2
 PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/help")

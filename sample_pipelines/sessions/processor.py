@@ -15,7 +15,8 @@ timer fires (``closed_by = "timer"``). Mirrors nothing in Spark; the contract is
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pandas as pd
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle

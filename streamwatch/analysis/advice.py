@@ -35,8 +35,9 @@ import enum
 import math
 import statistics
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from streamwatch.analysis.records import SourceLag
 from streamwatch.model.checkpoint import Checkpoint, SourceLog

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from collections.abc import Iterable
 
 import orjson
 

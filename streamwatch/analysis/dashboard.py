@@ -8,8 +8,9 @@ dashboard's views draw themselves from it (``show(model)``); it never draws anyt
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose

@@ -136,9 +136,7 @@ def failed_on(window: HealthWindow, batch_id: int) -> list[RunOutcome] | None:
     for r in window.runs:
         if not r.failed:
             continue
-        if r.last_batch_id == batch_id - 1 and batch_id > 0:
-            out.append(r)
-        elif r.last_batch_id is None and r.started_ms is not None and (prev_commit is None or r.started_ms >= prev_commit):
+        if r.last_batch_id == batch_id - 1 and batch_id > 0 or r.last_batch_id is None and r.started_ms is not None and (prev_commit is None or r.started_ms >= prev_commit):
             out.append(r)
     return out
 

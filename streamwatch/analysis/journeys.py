@@ -5,8 +5,9 @@ Python over model objects; no textual, no pyspark."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
 from streamwatch.model.checkpoint import Checkpoint

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-from typing import Iterable
+from collections.abc import Iterable
 
 from streamwatch.analysis.batchio import read_log_file
 from streamwatch.analysis.probe import Probe

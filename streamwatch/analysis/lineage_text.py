@@ -5,7 +5,7 @@ and the end-to-end latency."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from streamwatch.model.lineage import Journey
@@ -15,7 +15,7 @@ def utc_ms(ms: int | None) -> str:
     """Epoch ms as ``YYYY-MM-DD HH:MM:SS.mmmZ`` (``?`` when unknown)."""
     if ms is None:
         return "?"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
 
 
 def duration(ms: int | None) -> str:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from streamwatch.analysis.records import CheckpointBatch, ListenerFigures, WatchRecord
 from streamwatch.events.reader import EventSourceError, ReadReport, read_events

@@ -13,8 +13,8 @@ tab draws the graph (:mod:`streamwatch.tui.views.pipeline`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from streamwatch.analysis.records import PipelineEdge
 from streamwatch.analysis.session import CheckpointWatch

@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 import posixpath
 import stat as stat_mod
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote
 
 from streamwatch.errors import ExitCode, StreamwatchError

@@ -27,8 +27,9 @@ trigger always wins (see :meth:`~streamwatch.analysis.dashboard.DashboardModel.r
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 

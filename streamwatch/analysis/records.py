@@ -10,8 +10,9 @@ sizes bytes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover

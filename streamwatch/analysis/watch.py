@@ -28,8 +28,8 @@ from __future__ import annotations
 import statistics
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.diagnosis import stuck_limit_ms

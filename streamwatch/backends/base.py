@@ -8,8 +8,9 @@ default implementation that raises :class:`NotSupported`, so the UI asks
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Callable, ClassVar, Mapping, Sequence
+from typing import ClassVar
 
 from streamwatch.analysis.triggers import Trigger
 from streamwatch.errors import ExitCode, StreamwatchError

@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import threading
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from streamwatch.analysis.fmt import CHECKPOINTS_SOURCE
 from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
@@ -35,7 +35,7 @@ RUN_ID = "checkpoint"  # no run id in a checkpoint: every watched query shows th
 def _iso(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def progress_of(rec: CheckpointBatch) -> QueryProgress:

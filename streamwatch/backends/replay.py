@@ -11,8 +11,8 @@ from __future__ import annotations
 import posixpath
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from streamwatch.backends.base import Backend
 from streamwatch.events.jsonl import RecordingHeader

@@ -17,8 +17,9 @@ second, thinner judgement.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Callable
+from typing import AbstractSet, Any
 
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage, url_of
 from streamwatch.checkpoint.reader import CheckpointError

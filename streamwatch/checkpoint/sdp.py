@@ -11,8 +11,8 @@ own name. Pure path logic: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 #: The folder under a pipeline's storage that holds its flows' checkpoints.
 CHECKPOINTS = "_checkpoints"

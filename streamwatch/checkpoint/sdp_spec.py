@@ -15,9 +15,10 @@ import enum
 import glob
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from streamwatch.errors import ExitCode, StreamwatchError
 

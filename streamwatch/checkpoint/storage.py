@@ -49,7 +49,7 @@ class Tree:
 
     files: list[str]
     bytes: int | None
-    dirs: dict[str, "Tree"]
+    dirs: dict[str, Tree]
 
     def total(self) -> tuple[int, int | None]:
         """(files, bytes) in the whole tree; bytes None when any folder's are unknown."""

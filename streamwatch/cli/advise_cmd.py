@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 

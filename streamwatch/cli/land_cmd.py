@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import inspect as pyinspect
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 import click
 

@@ -4,9 +4,10 @@ and their checks before Spark starts (no pyspark import)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
 
 import click
 

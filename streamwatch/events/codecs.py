@@ -12,8 +12,9 @@ from __future__ import annotations
 import gzip
 import io
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from streamwatch.errors import ExitCode, StreamwatchError
 

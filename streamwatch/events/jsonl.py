@@ -25,9 +25,10 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Mapping, Self
+from typing import IO, Any, Self
 
 import orjson
 
@@ -55,7 +56,7 @@ class RecordingHeader:
                 "app": dict(self.app), "conf": redact_conf(self.conf)}
 
     @classmethod
-    def from_line(cls, d: Mapping[str, Any]) -> "RecordingHeader":
+    def from_line(cls, d: Mapping[str, Any]) -> RecordingHeader:
         return cls(time_ms=int(d.get("time") or 0), source=str(d.get("source") or "listener"),
                    app=dict(d.get("app") or {}), conf=redact_conf(d.get("conf") or {}))
 

@@ -8,7 +8,8 @@ and Spark's replacement text ``*********(redacted)``, shortened here to ``******
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 REDACTION_PATTERN = re.compile(r"(?i)secret|password|token|access[.]?key")
 REDACTED = "*********"

@@ -18,8 +18,9 @@ import posixpath
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from streamwatch.events.eventlog import read_event_log
 from streamwatch.events.segments import list_segments, open_fs

@@ -19,8 +19,9 @@ import posixpath
 import re
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from streamwatch.checkpoint.fs import StorageError

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from streamwatch.errors import ExitCode, StreamwatchError, one_line
 from streamwatch.events.jsonl import RecordingHeader, decode

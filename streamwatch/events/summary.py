@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from streamwatch.model.events import Event, QueryProgress, QueryStarted, QueryTerminated, UnsupportedEvent
 

@@ -15,8 +15,9 @@ writes them (``2026-11-20T21:57:09.123Z``), with ``timestamp_ms`` giving epoch m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from streamwatch.model.progress import SinkProgress, SourceProgress, StateOperatorProgress
 from streamwatch.model.sparkjson import iso_to_epoch_ms, json_int, json_rate, sum_rates
@@ -152,7 +153,7 @@ class QueryProgress(Event):
         return self.sink.num_output_rows if self.sink else -1
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "QueryProgress":
+    def from_dict(cls, d: Mapping[str, Any]) -> QueryProgress:
         """Build from the dict of ``StreamingQueryProgress.json``. Missing fields default
         (0, None, empty); unknown fields are kept in ``raw``. Raises ``KeyError`` only when
         ``id`` or ``runId`` is missing.
@@ -236,7 +237,7 @@ class ListenerStats:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ListenerStats":
+    def from_dict(cls, d: Mapping[str, Any]) -> ListenerStats:
         return cls(
             published=json_int(d.get("published")),
             delivered=json_int(d.get("delivered")),

@@ -8,8 +8,9 @@ about (None when it concerns the checkpoint as a whole).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 Severity = Literal["info", "warning", "error"]
 

@@ -44,12 +44,12 @@ class Location:
     bucket: str | None = None
 
     @classmethod
-    def local(cls, path: str | os.PathLike[str]) -> "Location":
+    def local(cls, path: str | os.PathLike[str]) -> Location:
         """The local folder ``path`` (made absolute; ``~`` expanded; symlinks kept)."""
         return cls(str(Path(path).expanduser().absolute()))
 
     @classmethod
-    def parse(cls, text: str | os.PathLike[str]) -> "Location":
+    def parse(cls, text: str | os.PathLike[str]) -> Location:
         """A location from what a user typed. Raises :class:`LocationError` (one line) for an
         empty text, a scheme other than ``file``/``s3a``/``s3``, a missing or malformed bucket."""
         raw = os.fspath(text).strip()
@@ -96,7 +96,7 @@ class Location:
     def _uri(self, scheme: str) -> str:
         return f"{scheme}://{self.bucket}/{self.key}" if self.key else f"{scheme}://{self.bucket}"
 
-    def __truediv__(self, name: str) -> "Location":
+    def __truediv__(self, name: str) -> Location:
         """The folder (or file) ``name`` inside this one (``a/b`` adds two levels)."""
         parts = [p for p in name.split("/") if p]
         if self.bucket is None:
@@ -109,7 +109,7 @@ class Location:
         return posixpath.basename(self.key) if self.bucket is not None else Path(self.key).name
 
     @property
-    def parent(self) -> "Location":
+    def parent(self) -> Location:
         """The folder holding this one (a bucket's root is its own parent)."""
         if self.bucket is None:
             return Location(str(Path(self.key).parent))

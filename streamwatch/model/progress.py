@@ -12,8 +12,9 @@ Units: ``*_time_ms`` values are milliseconds; ``*_per_second`` values are rows/s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from streamwatch.model.sparkjson import json_int, json_rate, offset_text
 
@@ -31,7 +32,7 @@ class OffsetsBehindLatest:
     max: int
 
     @classmethod
-    def from_metrics(cls, metrics: Mapping[str, str]) -> "OffsetsBehindLatest | None":
+    def from_metrics(cls, metrics: Mapping[str, str]) -> OffsetsBehindLatest | None:
         """The three metrics, or None when a source does not report them (not Kafka, or one
         that is not a number)."""
         try:
@@ -41,7 +42,7 @@ class OffsetsBehindLatest:
             return None
 
     @classmethod
-    def over(cls, each: "list[OffsetsBehindLatest]") -> "OffsetsBehindLatest | None":
+    def over(cls, each: list[OffsetsBehindLatest]) -> OffsetsBehindLatest | None:
         """Several Kafka sources of one query as one: the lowest min, mean avg, highest max."""
         if not each:
             return None
@@ -81,7 +82,7 @@ class SourceProgress:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SourceProgress":
+    def from_dict(cls, d: Mapping[str, Any]) -> SourceProgress:
         return cls(
             description=str(d.get("description", "")),
             start_offset=offset_text(d.get("startOffset")),
@@ -128,7 +129,7 @@ class StateOperatorProgress:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "StateOperatorProgress":
+    def from_dict(cls, d: Mapping[str, Any]) -> StateOperatorProgress:
         return cls(
             operator_name=str(d.get("operatorName", "")),
             num_rows_total=json_int(d.get("numRowsTotal")),
@@ -158,7 +159,7 @@ class SinkProgress:
         return {"description": self.description, "numOutputRows": self.num_output_rows, "metrics": dict(self.metrics)}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SinkProgress":
+    def from_dict(cls, d: Mapping[str, Any]) -> SinkProgress:
         return cls(
             description=str(d.get("description", "")),
             num_output_rows=json_int(d.get("numOutputRows"), default=-1),

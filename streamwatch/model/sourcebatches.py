@@ -20,8 +20,8 @@ the files of batch K are unknown: said as None, never guessed. Batch 0 starts fr
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.filelogs import FileEntry, SourceLog

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 STAMP = "%Y-%m-%d %H:%M:%S"
 
@@ -14,7 +14,7 @@ def utc_text(ms: int | None, pattern: str = STAMP, millis: bool = False) -> str 
     if ms is None:
         return None
     try:
-        t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        t = datetime.fromtimestamp(ms / 1000, tz=UTC)
         return t.strftime(pattern) + (f".{t.microsecond // 1000:03d}" if millis else "")
     except (OverflowError, ValueError, OSError):
         return None

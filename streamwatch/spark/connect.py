@@ -33,7 +33,8 @@ import sys
 import time
 import uuid
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from streamwatch.errors import ExitCode, StreamwatchError, one_line

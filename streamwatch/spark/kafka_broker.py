@@ -18,10 +18,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.spark.tableformat import BROKER_SET, NO_JARS_HINT, jars_root, resolved_jars
@@ -103,7 +103,7 @@ class LocalKafka:
 
     @classmethod
     def start(cls, log_dir: Path | None = None, timeout_s: float = 180.0, partitions: int = 3,
-              die_with_parent: bool = False) -> "LocalKafka":
+              die_with_parent: bool = False) -> LocalKafka:
         """Format a fresh KRaft storage in ``log_dir`` (a new temporary folder by default) and
         start the broker; returns once it accepts connections on its client port.
         ``partitions`` is the default partition count of auto-created topics.
@@ -126,7 +126,7 @@ class LocalKafka:
 
     @classmethod
     def _launch(cls, root: Path, owns: bool, timeout_s: float, partitions: int,
-                die_with_parent: bool) -> "LocalKafka":
+                die_with_parent: bool) -> LocalKafka:
         root.mkdir(parents=True, exist_ok=True)
         port, cport = _free_port(), _free_port()
         props = root / "server.properties"
@@ -203,7 +203,7 @@ class LocalKafka:
         if self.owns_dir:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalKafka":
+    def __enter__(self) -> LocalKafka:
         return self
 
     def __exit__(self, *exc: object) -> None:

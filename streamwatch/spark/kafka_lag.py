@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from streamwatch.checkpoint.reader import read_checkpoint
 from streamwatch.errors import one_line
@@ -155,7 +155,7 @@ class LagPoller:
                 self.emit(self.measure(name))
             self._stop.wait(self.every_s)
 
-    def start(self) -> "LagPoller":
+    def start(self) -> LagPoller:
         self._thread.start()
         return self
 

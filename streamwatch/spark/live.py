@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -96,7 +97,7 @@ class LiveBackend(LiveControls):
         self.bus.add_sink(self.runs)
         self.runner: PipelineRunner | None = None
         self.feeders: list[Feeder] = []
-        self.factories: dict[str, "_LockedFactory"] = {}
+        self.factories: dict[str, _LockedFactory] = {}
         self._listener: PublishingListener | None = None
         self._lag: LagPoller | None = None  # consumer lag of the queries reading Kafka
         self._lock = threading.RLock()

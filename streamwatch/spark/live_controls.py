@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from streamwatch.analysis.fmt import grace_ran_out
 from streamwatch.analysis.triggers import Trigger, as_trigger

@@ -21,8 +21,9 @@ from __future__ import annotations
 import atexit
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -122,7 +123,7 @@ class Recording:
             self.recorder.close()
         return stats
 
-    def __enter__(self) -> "Recording":
+    def __enter__(self) -> Recording:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession

@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from streamwatch.analysis.triggers import Trigger
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
@@ -60,7 +61,7 @@ STOP_GRACE_S = 30.0
 FINAL = frozenset({"done", "failed", "stopped", "not-run"})
 
 
-def _position(q: "StreamingQuery") -> tuple[bool, int]:
+def _position(q: StreamingQuery) -> tuple[bool, int]:
     """(a micro-batch is running, id of the last finished batch or -1)."""
     try:
         active = bool(q.status.get("isTriggerActive"))
@@ -70,7 +71,7 @@ def _position(q: "StreamingQuery") -> tuple[bool, int]:
         return False, -1
 
 
-def _stop(q: "StreamingQuery") -> None:
+def _stop(q: StreamingQuery) -> None:
     try:
         q.stop()
     except Exception:  # noqa: BLE001 - never raises: stopping is best effort
@@ -98,7 +99,7 @@ class _Drain:
     """Stop one micro-batch query of this JVM at a batch boundary (see the module docstring).
     Raises from the constructor when the query's JVM objects are out of reach."""
 
-    def __init__(self, q: "StreamingQuery") -> None:
+    def __init__(self, q: StreamingQuery) -> None:
         if not _pinned_threads():
             raise RuntimeError("pyspark is not in pinned-thread mode")
         se = q._jsq.streamingQuery()  # type: ignore[attr-defined] - classic pyspark only
@@ -194,7 +195,7 @@ class _Drain:
             self._release()
 
 
-def _await_progress(q: "StreamingQuery", deadline: float) -> bool:
+def _await_progress(q: StreamingQuery, deadline: float) -> bool:
     """The fallback: wait until the batch running now has reported its progress (or the query
     is between batches); False when ``deadline`` came first."""
     try:
@@ -211,7 +212,7 @@ def _await_progress(q: "StreamingQuery", deadline: float) -> bool:
         return True
 
 
-def _stop_at_boundary(q: "StreamingQuery", deadline: float) -> bool:
+def _stop_at_boundary(q: StreamingQuery, deadline: float) -> bool:
     """Stop ``q`` once its running batch committed (True), or at ``deadline`` (False)."""
     try:
         drain: _Drain | None = _Drain(q)
@@ -225,7 +226,7 @@ def _stop_at_boundary(q: "StreamingQuery", deadline: float) -> bool:
     return graceful
 
 
-def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
+def graceful_stop(queries: Iterable[StreamingQuery], stop_requested: set[str],
                   grace_s: float = STOP_GRACE_S) -> set[str]:
     """Stop ``queries``, each at a batch boundary (see the module docstring): the micro-batch
     running when the stop was asked for commits and no further batch is planned, so the
@@ -234,7 +235,7 @@ def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
     first. A query whose batch is still running when the grace runs out is stopped anyway
     (``StreamingQuery.stop()``: that batch stays planned and Spark runs it again on restart).
     Returns the run ids stopped that way (the grace ran out). Never raises."""
-    active: list["StreamingQuery"] = []
+    active: list[StreamingQuery] = []
     for q in queries:
         try:
             if q.isActive:
@@ -246,7 +247,7 @@ def graceful_stop(queries: Iterable["StreamingQuery"], stop_requested: set[str],
     forced: set[str] = set()
     lock = threading.Lock()
 
-    def one(q: "StreamingQuery") -> None:
+    def one(q: StreamingQuery) -> None:
         if not _stop_at_boundary(q, deadline):
             with lock:
                 forced.add(str(q.runId))
@@ -274,7 +275,7 @@ class OrderedRun:
     ``errors`` maps layer → the exception that failed it (``start_errors``: those that kept
     the query from starting)."""
 
-    def __init__(self, runner: "PipelineRunner", layers: Iterable[str], trigger: Trigger,
+    def __init__(self, runner: PipelineRunner, layers: Iterable[str], trigger: Trigger,
                  notify: Callable[[object], None] | None = None, lock: threading.RLock | threading.Lock | None = None) -> None:
         self.runner = runner
         self.trigger = trigger
@@ -294,7 +295,7 @@ class OrderedRun:
     def _upstream(self, name: str) -> list[str]:
         return [u for u in self.runner.pipeline.upstream_of(name) if u in self.state]
 
-    def start(self) -> "OrderedRun":
+    def start(self) -> OrderedRun:
         """Announce the queued layers and start one thread per layer; returns ``self``."""
         q = self.runner.pipeline.query_name
         for name in self.layers:

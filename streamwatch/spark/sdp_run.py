@@ -23,9 +23,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, ClassVar, Iterator
+from typing import IO, ClassVar
 
 import orjson
 

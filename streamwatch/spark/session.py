@@ -20,9 +20,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession

@@ -36,8 +36,8 @@ exceeds ``spark.sql.streaming.stateStore.minDeltasForSnapshot`` (default 10).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from streamwatch.state import hdfs, join, rocksdb, tws_reader
 from streamwatch.state.evidence import REMOVED_SHARE, MetricsEvidence, classify, progress_of, slope

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from streamwatch.state.types import DataType, StructType
 from streamwatch.state.unsaferow import EPOCH, EPOCH_DAY, EPOCH_NTZ, RowError

@@ -23,9 +23,10 @@ last word, so both paths agree on every input.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,7 @@ _MS_FIELDS = {"timeoutTimestamp", "ttlExpirationMs", "expiration_timestamp_ms", 
 
 def _ts(v: dt.datetime) -> str:
     if v.tzinfo is not None:
-        v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        v = v.astimezone(dt.UTC).replace(tzinfo=None)
     return v.isoformat(sep=" ", timespec="microseconds" if v.microsecond else "seconds")
 
 

@@ -14,8 +14,9 @@ from a plain one. Errors: :class:`~streamwatch.state.unsaferow.RowError` (one li
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from streamwatch.state.schema import ColumnFamilySchema
 from streamwatch.state.types import StructType

@@ -17,8 +17,8 @@ checkpoint's (``id`` ≠ the checkpoint's ``metadata`` id) are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from streamwatch.model.events import QueryProgress
 

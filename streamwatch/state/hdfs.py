@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.state.records import StateFileError, apply_records

@@ -38,7 +38,8 @@ event time count once). Bytes that do not decode are an error finding, never a v
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb

@@ -32,7 +32,7 @@ def _timestamp(v: Any, ntz: bool) -> Any:
     if isinstance(v, str):
         t = dt.datetime.fromisoformat(v.strip())
         if not ntz and t.tzinfo is None:
-            t = t.replace(tzinfo=dt.timezone.utc)
+            t = t.replace(tzinfo=dt.UTC)
         return t
     raise ValueError("an ISO 8601 timestamp or µs since the epoch")
 

@@ -28,8 +28,9 @@ flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not covered (
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, cast
+from typing import Any, cast
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.logs import parse_offsets

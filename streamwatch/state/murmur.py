@@ -30,7 +30,7 @@ from streamwatch.state.types import DataType, StructType
 SEED = 42
 _M = 0xFFFFFFFF
 _C1, _C2 = 0xCC9E2D51, 0x1B873593
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_NTZ = dt.datetime(1970, 1, 1)
 _EPOCH_DAY = dt.date(1970, 1, 1)
 
@@ -99,7 +99,7 @@ def _micros(v: Any, ntz: bool) -> int:
     if isinstance(v, dt.datetime):
         base = _EPOCH_NTZ if ntz else _EPOCH
         if not ntz and v.tzinfo is None:
-            v = v.replace(tzinfo=dt.timezone.utc)
+            v = v.replace(tzinfo=dt.UTC)
         d = v - base
         return int((d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds)
     raise HashError(f"{v!r} is not a timestamp")

@@ -19,9 +19,10 @@ Errors: :class:`StateFileError` (one line) for truncated or malformed files.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Iterator
+from typing import IO
 
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.events.codecs import UnsupportedCodec, decompressed

@@ -35,9 +35,10 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import gc
 import struct
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice, repeat
-from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 from streamwatch.model.findings import Finding
 from streamwatch.model.statestore import StateOperator

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.logs import parse_commit

@@ -33,7 +33,8 @@ Avro records (:mod:`streamwatch.state.avro`). Errors: :class:`RowError` per row.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from streamwatch.state.avro import compile_avro
 from streamwatch.state.schema import ColumnFamilySchema

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Callable
 from decimal import Context, Decimal
-from typing import Any, Callable
+from typing import Any
 
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.state.types import DataType, StructType
 
-EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 EPOCH_NTZ = dt.datetime(1970, 1, 1)
 EPOCH_DAY = dt.date(1970, 1, 1)
 _DEC_CTX = Context(prec=60)

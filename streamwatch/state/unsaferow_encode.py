@@ -25,7 +25,7 @@ from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.state.types import DataType, StructType
 from streamwatch.state.unsaferow import bitset_words
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_NTZ = dt.datetime(1970, 1, 1)
 _EPOCH_DAY = dt.date(1970, 1, 1)
 _FIXED_FMT = {"boolean": "<?", "byte": "<b", "short": "<h", "integer": "<i", "date": "<i", "long": "<q",
@@ -44,7 +44,7 @@ def micros(v: dt.datetime, ntz: bool = False) -> int:
     if ntz:
         d = v.replace(tzinfo=None) - _EPOCH_NTZ
     else:
-        d = (v if v.tzinfo is not None else v.replace(tzinfo=dt.timezone.utc)) - _EPOCH
+        d = (v if v.tzinfo is not None else v.replace(tzinfo=dt.UTC)) - _EPOCH
     return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
 
 

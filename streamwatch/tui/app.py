@@ -19,8 +19,9 @@ from __future__ import annotations
 import collections
 import gc
 import time
+from collections.abc import Callable, MutableSequence
 from pathlib import Path
-from typing import Any, Callable, MutableSequence
+from typing import Any
 
 from textual import events, on, work
 from textual.actions import SkipAction

@@ -7,7 +7,7 @@ Pure functions of their arguments; :mod:`streamwatch.tui.charts` draws with them
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from streamwatch.analysis import fmt
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult

@@ -6,8 +6,9 @@ implements them. Pure parsing here, no dispatch on command names."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from textual.binding import Binding
 from textual.suggester import Suggester

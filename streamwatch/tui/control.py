@@ -9,8 +9,9 @@ each parsed command calls the method of its kind (no dispatch on command names).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line

@@ -25,7 +25,8 @@ from __future__ import annotations
 import gc
 import time
 import weakref
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from textual import events
 

@@ -11,7 +11,8 @@ it, and a draw that fails anyway is shown in the status line and logged, never r
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.text import Text

@@ -11,7 +11,8 @@ there — so the same tree, uploaded, reads like the local copy.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 

@@ -79,7 +79,7 @@ class StandaloneCluster:
         with urllib.request.urlopen(f"{self.ui}/json/", timeout=5) as r:
             return json.load(r)
 
-    def start(self, timeout_s: float = 120) -> "StandaloneCluster":
+    def start(self, timeout_s: float = 120) -> StandaloneCluster:
         """Start the master, then the worker; return when the worker is ALIVE on the master.
         Raises ``RuntimeError`` (with the daemons' last output) when that takes longer than
         ``timeout_s``."""

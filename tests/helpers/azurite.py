@@ -21,10 +21,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from tests.helpers.cloud import loopback_server
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import http.client
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 from urllib.parse import urlsplit
 
 HOP = {"connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"}

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from tests.helpers.cloud import loopback_server
 

@@ -6,8 +6,9 @@ process started meanwhile (a Spark driver) at it. Used by the ``s3_server`` fixt
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

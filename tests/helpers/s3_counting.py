@@ -9,8 +9,9 @@ import logging
 import os
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs
 
 

@@ -9,7 +9,7 @@ pipeline's own functions on both sides.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
@@ -52,12 +52,12 @@ def test_gold_final_watermark_is_newest_departure_minus_one_hour(flights_run):
 #
 # The first departure of 2013: UA 1545 EWR→IAH, scheduled 05:15 New York time (EST, UTC−5),
 # departed 05:17 (dep_delay 2 min): 10:15 and 10:17 UTC.
-FIRST_SCHED_UTC = datetime(2013, 1, 1, 10, 15, tzinfo=timezone.utc)
-FIRST_DEP_UTC = datetime(2013, 1, 1, 10, 17, tzinfo=timezone.utc)
+FIRST_SCHED_UTC = datetime(2013, 1, 1, 10, 15, tzinfo=UTC)
+FIRST_DEP_UTC = datetime(2013, 1, 1, 10, 17, tzinfo=UTC)
 # 2013-01-01, 06:00–07:00 New York time (11:00–12:00 UTC), scheduled departures of carrier B6
 # (JetBlue): 14 scheduled, 13 departed (one cancelled: no dep_time) with delays
 # −5 −3 −2 −2 0 1 3 0 −8 −1 −2 −4 −3 minutes: sum −26, mean −2.0, max 3.0.
-PINNED_WINDOW = datetime(2013, 1, 1, 11, 0, tzinfo=timezone.utc)
+PINNED_WINDOW = datetime(2013, 1, 1, 11, 0, tzinfo=UTC)
 PINNED_CARRIER = "B6"
 PINNED_FLIGHTS = 13
 PINNED_AVG = -2.0

@@ -16,7 +16,7 @@ from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted, Que
 pytestmark = pytest.mark.spark
 
 
-def _wait(got: "Collected", predicate, timeout_s: float, what: str) -> None:
+def _wait(got: Collected, predicate, timeout_s: float, what: str) -> None:
     """Block until ``predicate()`` holds, re-checked each time ``got`` receives an event."""
     with got.arrived:
         assert got.arrived.wait_for(predicate, timeout_s), f"timed out after {timeout_s} s waiting for {what}"

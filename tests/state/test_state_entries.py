@@ -142,7 +142,7 @@ def test_json_rows_in_one_orjson_call_are_the_per_value_rows():
 
     from streamwatch.cli.state_cmd import _rows_json
 
-    utc = dt.timezone.utc
+    utc = dt.UTC
     rows = [
         ({"start": dt.datetime(2026, 1, 1, tzinfo=utc), "end": dt.datetime(2026, 1, 1, 0, 0, 0, 1, tzinfo=utc)},
          "k,\x00,\n\"]", 1, -0.0, float("nan"), None, 0),

@@ -78,8 +78,8 @@ def test_partition_and_value_of_every_key_match_spark(spark, placement_cp, uncha
     schema = parse_struct(spark.read.format("statestore").load(str(cp)).schema["key"].dataType.json())
     for r in rows:
         k = r["key"]
-        values = ({"start": k["window"]["start"].astimezone(dt.timezone.utc),
-                   "end": k["window"]["end"].astimezone(dt.timezone.utc)}, k["key"], k["ik"], k["v"])
+        values = ({"start": k["window"]["start"].astimezone(dt.UTC),
+                   "end": k["window"]["end"].astimezone(dt.UTC)}, k["key"], k["ik"], k["v"])
         ours = partition_of(schema, values, N_PARTS)
         assert ours == r["partition_id"] == r["spark_pmod"], (k, ours, r["partition_id"], r["spark_pmod"])
         res = lookup_key(str(cp), key_json(k))
@@ -104,7 +104,7 @@ def test_spark_hash_of_single_values(spark):
         ("short", "CAST(-2 AS SMALLINT)", -2), ("byte", "CAST(5 AS TINYINT)", 5),
         ("double", "CAST(1.5 AS DOUBLE)", 1.5), ("double", "CAST(-0.0 AS DOUBLE)", -0.0),
         ("float", "CAST(2.25 AS FLOAT)", 2.25), ("date", "DATE'2026-01-02'", dt.date(2026, 1, 2)),
-        ("timestamp", "TIMESTAMP'2026-01-01 00:00:10 UTC'", dt.datetime(2026, 1, 1, 0, 0, 10, tzinfo=dt.timezone.utc)),
+        ("timestamp", "TIMESTAMP'2026-01-01 00:00:10 UTC'", dt.datetime(2026, 1, 1, 0, 0, 10, tzinfo=dt.UTC)),
         ("decimal(10,2)", "CAST(12.34 AS DECIMAL(10,2))", "12.34"),
         ("decimal(38,6)", "CAST(-123456789012345678901.5 AS DECIMAL(38,6))", "-123456789012345678901.5"),
         ("string", "CAST(NULL AS STRING)", None),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import queue
 import shutil
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from streamwatch.backends.checkpoints import RUN_ID, CheckpointBackend
 from streamwatch.model.events import QueryProgress, QueryStarted

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from streamwatch.events.jsonl import JsonlRecorder, RecordingHeader, encode, rotated_segments
 from streamwatch.events.reader import ReadReport, read_recording

@@ -13,7 +13,7 @@ from streamwatch.model.runtime import RecordedSession, SessionInfo
 from streamwatch.state import display
 from streamwatch.state.types import DataType, Field, SchemaError, StructType, parse_struct, parse_type
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 # --- fmt: the dashboard's cells ------------------------------------------------------------

@@ -35,7 +35,7 @@ def test_flows_named_as_the_pipeline_names_them_newest_generation_watched():
     assert sorted(f.name for f in found) == sorted(n.split(".", 1)[1] for n in ran)
     silver = next(f for f in found if f.name == "default.silver")
     # the second run refreshed silver: its checkpoint is a new generation, the first superseded
-    assert ["spark_catalog.default.silver"] == sorted(_streaming_flows(second))
+    assert sorted(_streaming_flows(second)) == ["spark_catalog.default.silver"]
     assert silver.url.endswith("/silver/silver/1")
     assert [Path(p).name for p in silver.superseded] == ["0"]
 

@@ -26,7 +26,7 @@ from streamwatch.state.records import StateFileError, apply_records, read_record
 from streamwatch.state.types import StructType, parse_struct
 from streamwatch.state.unsaferow import RowError, compile_row
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 
 

@@ -18,7 +18,7 @@ from streamwatch.state.types import SchemaError, parse_struct
 from streamwatch.state.unsaferow import RowError, decode_row
 from tests.helpers.spark_codecs import lz4java
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def pad(b: bytes) -> bytes:

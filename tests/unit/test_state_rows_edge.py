@@ -21,7 +21,7 @@ from streamwatch.state.types import DataType, Field, StructType, parse_struct
 from streamwatch.state.unsaferow import RowError, compile_row, decode_row, timestamp
 from tests.unit.test_state_decoding import array, q, unsafe
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def schema(*fields: tuple[str, object]) -> StructType:

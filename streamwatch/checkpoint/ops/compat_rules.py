@@ -29,8 +29,9 @@ Spark 4.x makes on restart:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import orjson
 

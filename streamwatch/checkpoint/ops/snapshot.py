@@ -9,8 +9,9 @@ and the diff says "not known" instead of guessing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from streamwatch.checkpoint.jsonout import SCHEMA as INSPECT_SCHEMA
 from streamwatch.checkpoint.jsonout import redact

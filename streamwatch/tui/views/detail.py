@@ -5,7 +5,7 @@ request, the exception Spark still reported, marked as a stop)."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult

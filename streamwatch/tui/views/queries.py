@@ -12,7 +12,7 @@ home/end."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from rich.text import Text

@@ -5,7 +5,7 @@ in a thread worker (read-only: RocksDB stores are rebuilt in a temporary folder)
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual import work

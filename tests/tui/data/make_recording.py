@@ -8,10 +8,10 @@ operator and a watermark and finally fails in batch 20. Run: ``python make_recor
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-T0 = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
 IDS = {"flights_bronze": "0b0b0b0b-0000-4000-8000-000000000001",
        "flights_silver": "0b0b0b0b-0000-4000-8000-000000000002",
        "flights_gold": "0b0b0b0b-0000-4000-8000-000000000003"}
@@ -43,7 +43,7 @@ def progress(name: str, batch: int, t: datetime, rows: int, in_rps: float, proc_
         "sink": {"description": f"FileSink[/ws/tables/flights/{name.split('_')[1]}]", "numOutputRows": rows},
     }
     if name == "flights_gold":
-        wm = datetime(2013, 1, 1, 5, 0, tzinfo=timezone.utc) + timedelta(hours=batch)
+        wm = datetime(2013, 1, 1, 5, 0, tzinfo=UTC) + timedelta(hours=batch)
         p["eventTime"] = {"avg": iso(wm + timedelta(minutes=50)), "max": iso(wm + timedelta(minutes=95 + batch % 7 * 5)),
                           "min": iso(wm + timedelta(minutes=10)), "watermark": iso(wm)}
         p["stateOperators"] = [{
