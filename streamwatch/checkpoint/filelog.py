@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypedDict, TypeVar, cast, overload
 
 import orjson
 
@@ -116,7 +116,27 @@ def _entries(rows: list[Any], kind: str, batch_id: int) -> list[FileEntry] | lis
         return None
 
 
-def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = True, source: str = "0") -> tuple[SourceLog | SinkLog | None, list[Finding]]:
+class _LogFields(TypedDict):
+    """What :class:`SourceLog` and :class:`SinkLog` share (see :class:`CompactibleLog`)."""
+
+    path: str
+    batch_ids: tuple[int, ...]
+    compact_batch_ids: tuple[int, ...]
+    compact_interval: int | None
+    entry_count: int
+    bytes_total: int
+    latest_compact_bytes: int | None
+    entries_loaded: bool
+
+
+@overload
+def read_file_log(storage: Storage, folder: str, kind: Literal["source"], *, entries: bool = True,
+                  source: str = "0") -> tuple[SourceLog | None, list[Finding]]: ...
+@overload
+def read_file_log(storage: Storage, folder: str, kind: Literal["sink"], *, entries: bool = True,
+                  source: str = "0") -> tuple[SinkLog | None, list[Finding]]: ...
+def read_file_log(storage: Storage, folder: str, kind: Literal["source", "sink"], *, entries: bool = True,
+                  source: str = "0") -> tuple[SourceLog | SinkLog | None, list[Finding]]:
     """Read a compactible log folder. ``kind`` is ``"source"`` (FileEntry lines; ``source`` is
     the source's folder name under ``sources/``) or ``"sink"`` (SinkFileStatus lines). With
     ``entries=False`` lines are counted, not parsed. Returns (None, []) when the folder is
@@ -124,78 +144,101 @@ def read_file_log(storage: Storage, folder: str, kind: str, *, entries: bool = T
     items = storage.list(folder)
     if items is None:
         return None, []
-    findings: list[Finding] = []
-    batches, temps, strays = classify(items)
     what_log = "file-source log" if kind == "source" else "file-sink log"
-    for it in strays:
-        findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in the {what_log}", storage.join(folder, it.name)))
-    for it in temps:
-        findings.append(Finding("info", "temporary-file", f"temporary file {it.name!r} in the {what_log} (being written, or left by a crash)", storage.join(folder, it.name)))
+    batches, temps, strays = classify(items)
+    findings = _odd_file_findings(storage, folder, what_log, temps, strays)
     ids = sorted(batches)
     compact_ids = [b for b in ids if batches[b][2]]
-    latest = ids[-1] if ids else None
     start = compact_ids[-1] if compact_ids else (ids[0] if ids else 0)
-    needed = [b for b in ids if b >= start]
     parsed_entries: list[FileEntry | SinkFileEntry] = []
-    count = 0
+    lines = 0
+    needed = [b for b in ids if b >= start]  # the latest .compact file and the files after it
     for b in needed:
-        name, _size, _compact = batches[b]
+        name = batches[b][0]
         path = storage.join(folder, name)
-        try:
-            data = storage.read(path)
-        except FileNotFoundError:
-            continue  # replaced by compaction / cleanup while we read
-        except OSError as e:
-            findings.append(Finding("error", "unreadable-file", f"{what_log} {name}: {e.strerror or e}", path))
+        body = _read_body(storage, path, f"{what_log} {name}", findings)
+        if body is None:
             continue
-        version, body, fs = split_header(data, path, MAX_FILE_LOG_VERSION, f"{what_log} {name}")
-        findings.extend(fs)
-        if version is None:
-            continue
-        if not entries:
-            count += _count_lines(body)
-            continue
-        rows = _parse_lines(body)
-        if rows is None:
-            findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: a line is not JSON (truncated?)", path))
-            rows = [r for r in (_try(ln) for ln in body.split(b"\n") if ln.strip()) if r is not None]
-        fast = _entries(rows, kind, b)
-        if fast is not None and all(type(e[0]) is str and type(e[1]) is int and type(e[-1]) is int for e in fast):
-            parsed_entries.extend(fast)
-            count = len(parsed_entries)
-            continue
-        for r in rows:
-            entry = _entry(r, kind, b)
-            if entry is None:
-                findings.append(Finding("error", "unparsable-file", f"{what_log} {name}: an entry lacks required fields", path))
-                break
-            parsed_entries.append(entry)
-        count = len(parsed_entries)
-    interval = detect_interval(compact_ids, latest)
-    common: dict[str, Any] = dict(
+        if entries:
+            parsed_entries += _parse_body(body, kind, b, f"{what_log} {name}", path, findings)
+        else:
+            lines += _count_lines(body)
+    interval = detect_interval(compact_ids, latest=ids[-1] if ids else None)
+    common = _LogFields(
         path=folder,
         batch_ids=tuple(ids),
         compact_batch_ids=tuple(compact_ids),
         compact_interval=interval,
-        entry_count=count,
+        entry_count=len(parsed_entries) if entries else lines,
         bytes_total=sum(batches[b][1] for b in ids),
         latest_compact_bytes=batches[compact_ids[-1]][1] if compact_ids else None,
         entries_loaded=entries,
     )
     if compact_ids and batches[compact_ids[-1]][1] >= COMPACT_GROWTH_BYTES:
-        size = batches[compact_ids[-1]][1]
-        findings.append(
-            Finding(
-                "warning",
-                "compaction-growth",
-                f"{what_log} compaction {compact_ids[-1]}.compact is {size / 1048576:.0f} MiB and is rewritten in full "
-                f"every {interval or '?'} batches; consider a retention setting or a new checkpoint",
-                storage.join(folder, batches[compact_ids[-1]][0]),
-            )
-        )
+        findings.append(_growth_finding(storage, folder, what_log, compact_ids[-1], batches[compact_ids[-1]], interval))
+    # _entry/_entries build FileEntry rows for a source log and SinkFileEntry rows for a sink log
     if kind == "source":
         return SourceLog(name=source, entries=tuple(cast(list[FileEntry], parsed_entries)), **common), findings
     return SinkLog(entries=tuple(cast(list[SinkFileEntry], parsed_entries)), **common), findings
+
+
+def _odd_file_findings(storage: Storage, folder: str, what_log: str, temps: list[Item], strays: list[Item]) -> list[Finding]:
+    """``stray-file`` for each unexpected item of a log folder, ``temporary-file`` for each
+    ``.tmp`` file (being written, or left by a crash)."""
+    findings = [Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in the {what_log}", storage.join(folder, it.name))
+                for it in strays]
+    findings += [Finding("info", "temporary-file", f"temporary file {it.name!r} in the {what_log} (being written, or left by a crash)", storage.join(folder, it.name))
+                 for it in temps]
+    return findings
+
+
+def _read_body(storage: Storage, path: str, what: str, findings: list[Finding]) -> bytes | None:
+    """The lines after the version header of the log file ``path``; None when it is gone
+    (replaced by compaction or cleanup while we read), unreadable or has a bad header (then a
+    finding says so)."""
+    try:
+        data = storage.read(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        findings.append(Finding("error", "unreadable-file", f"{what}: {e.strerror or e}", path))
+        return None
+    version, body, fs = split_header(data, path, MAX_FILE_LOG_VERSION, what)
+    findings.extend(fs)
+    return None if version is None else body
+
+
+def _parse_body(body: bytes, kind: str, batch_id: int, what: str, path: str, findings: list[Finding]) -> list[FileEntry | SinkFileEntry]:
+    """The entries of one log file's ``body``: all of them in one pass when every line is a
+    well-formed entry, else line by line up to the first entry lacking required fields (a
+    finding says which file is bad)."""
+    rows = _parse_lines(body)
+    if rows is None:
+        findings.append(Finding("error", "unparsable-file", f"{what}: a line is not JSON (truncated?)", path))
+        rows = [r for r in (_try(ln) for ln in body.split(b"\n") if ln.strip()) if r is not None]
+    fast = _entries(rows, kind, batch_id)
+    if fast is not None and all(type(e[0]) is str and type(e[1]) is int and type(e[-1]) is int for e in fast):
+        return list(fast)
+    out: list[FileEntry | SinkFileEntry] = []
+    for r in rows:
+        entry = _entry(r, kind, batch_id)
+        if entry is None:
+            findings.append(Finding("error", "unparsable-file", f"{what}: an entry lacks required fields", path))
+            break
+        out.append(entry)
+    return out
+
+
+def _growth_finding(storage: Storage, folder: str, what_log: str, compact_id: int, compact: tuple[str, int, bool], interval: int | None) -> Finding:
+    """``compaction-growth``: the latest ``.compact`` file (``compact``: name, bytes, is
+    compact) is over :data:`COMPACT_GROWTH_BYTES` and rewritten in full at every compaction."""
+    return Finding(
+        "warning",
+        "compaction-growth",
+        f"{what_log} compaction {compact_id}.compact is {compact[1] / 1048576:.0f} MiB and is rewritten in full "
+        f"every {interval or '?'} batches; consider a retention setting or a new checkpoint",
+        storage.join(folder, compact[0]),
+    )
 
 
 def _try(line: bytes) -> Any:

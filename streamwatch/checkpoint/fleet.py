@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import AbstractSet, Any
+from typing import Any
 
 from streamwatch.checkpoint.fs import Storage, StorageError, open_storage, url_of
 from streamwatch.checkpoint.reader import CheckpointError
@@ -80,7 +81,7 @@ def find_checkpoints(storage: Storage, root: str) -> list[str]:
             break
         listings = storage.map_concurrent(storage.list, level)
         nxt: list[str] = []
-        for folder, items in zip(level, listings):
+        for folder, items in zip(level, listings, strict=True):
             if not items:
                 continue
             names = {i.name: i.is_dir for i in items}

@@ -10,12 +10,14 @@ docs/inspect.md): ``in-flight-batch``, ``offsets-gap``, ``previous-offsets-missi
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, Repartition, StatePartition
-from streamwatch.model.findings import Finding
+from streamwatch.model.findings import Finding, Severity
 
 #: Confs Spark restores from the offsets log on restart (``OffsetSeqMetadata.relevantSQLConfs``);
 #: a change between batches means the log no longer describes one query's physical plan.
-RESTART_CONFS = {
+RESTART_CONFS: dict[str, Severity] = {
     "spark.sql.shuffle.partitions": "error",
     "spark.sql.streaming.stateStore.providerClass": "error",
     "spark.sql.streaming.aggregation.stateFormatVersion": "error",
@@ -53,7 +55,7 @@ def _ranges(ids: list[int]) -> str:
 def _gaps(ids: list[int]) -> str:
     """The ids missing between the first and last of sorted ``ids``, as :func:`_ranges` writes
     them (empty when none). O(len(ids)), whatever the ids' spread."""
-    spans = [(a + 1, b - 1) for a, b in zip(ids, ids[1:]) if b - a > 1]
+    spans = [(a + 1, b - 1) for a, b in pairwise(ids) if b - a > 1]
     out = [f"{a}" if a == b else f"{a}–{b}" for a, b in spans]
     shown = ", ".join(out[:5])
     return shown + (f" (+{len(out) - 5} more ranges)" if len(out) > 5 else "")
@@ -69,68 +71,89 @@ def planned_batch(batch_id: int) -> str:
 def log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str) -> list[Finding]:
     """Offsets vs commits (mirrors the checks in ``MicroBatchExecution.populateStartOffsets``
     and SPARK-38033)."""
-    out: list[Finding] = []
     offs, commits = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
     if not offs and not commits:
-        out.append(Finding("info", "no-batches", "no batch planned yet (offsets/ is empty)", offsets_dir))
-        return out
+        return [Finding("info", "no-batches", "no batch planned yet (offsets/ is empty)", offsets_dir)]
+    out = _offsets_log_findings(offs, offsets_dir) + _commit_log_findings(offs, commits, commits_dir)
     if offs:
-        latest = offs[-1]
-        present = set(offs)
-        missing = _gaps(sorted(present))
-        if latest > 0 and (latest - 1) not in present:
-            out.append(
-                Finding(
-                    "error",
-                    "previous-offsets-missing",
-                    f"offsets/{latest - 1} is missing: Spark cannot restart from batch {latest} "
-                    f"(it needs the previous batch's offsets)",
-                    offsets_dir,
-                )
+        out += _restart_findings(cp, offs[-1], commits[-1] if commits else None, offsets_dir, commits_dir)
+    return out
+
+
+def _offsets_log_findings(offs: list[int], offsets_dir: str) -> list[Finding]:
+    """``previous-offsets-missing`` and ``offsets-gap`` of the sorted offsets log ids ``offs``."""
+    if not offs:
+        return []
+    out: list[Finding] = []
+    latest = offs[-1]
+    present = set(offs)
+    missing = _gaps(sorted(present))
+    if latest > 0 and (latest - 1) not in present:
+        out.append(
+            Finding(
+                "error",
+                "previous-offsets-missing",
+                f"offsets/{latest - 1} is missing: Spark cannot restart from batch {latest} "
+                f"(it needs the previous batch's offsets)",
+                offsets_dir,
             )
-        if missing:
-            out.append(Finding("warning", "offsets-gap", f"offsets log has gaps: batches {missing} missing", offsets_dir))
-    if commits:
-        present_offs = set(offs)
-        orphan = [b for b in commits if b not in present_offs and (not offs or b > offs[0])]
-        if orphan:
-            out.append(Finding("error", "commit-without-offsets", f"commits without offsets: batches {_ranges(orphan)}", commits_dir))
-        pc = set(commits)
-        gaps = _gaps(sorted(pc))
-        if gaps:
-            out.append(Finding("warning", "commits-gap", f"commit log has gaps: batches {gaps} missing", commits_dir))
-    if offs:
-        latest, done = offs[-1], (commits[-1] if commits else None)
-        if done is None:
-            if latest > 0:  # batch 0 alone planned: the in-flight batch below says all there is
-                out.append(Finding("warning", "no-commits", f"no batch has committed; batches up to {latest} were planned", commits_dir))
-        elif done > latest:
-            out.append(Finding("error", "commit-without-offsets", f"commit log ({done}) is ahead of the offsets log ({latest})", commits_dir))
-        elif latest - done > 1:
-            out.append(
-                Finding(
-                    "error",
-                    "commits-behind",
-                    f"commit log ends at batch {done} but offsets at {latest}: more than one batch "
-                    f"without a commit (SPARK-38033; the restart may fail or re-run {latest - done} batches)",
-                    commits_dir,
-                )
+        )
+    if missing:
+        out.append(Finding("warning", "offsets-gap", f"offsets log has gaps: batches {missing} missing", offsets_dir))
+    return out
+
+
+def _commit_log_findings(offs: list[int], commits: list[int], commits_dir: str) -> list[Finding]:
+    """``commit-without-offsets`` (a commit of a batch the offsets log never had: not one
+    purged before its first id) and ``commits-gap`` of the sorted commit log ids ``commits``."""
+    if not commits:
+        return []
+    out: list[Finding] = []
+    present_offs = set(offs)
+    orphan = [b for b in commits if b not in present_offs and (not offs or b > offs[0])]
+    if orphan:
+        out.append(Finding("error", "commit-without-offsets", f"commits without offsets: batches {_ranges(orphan)}", commits_dir))
+    gaps = _gaps(sorted(set(commits)))
+    if gaps:
+        out.append(Finding("warning", "commits-gap", f"commit log has gaps: batches {gaps} missing", commits_dir))
+    return out
+
+
+def _restart_findings(cp: Checkpoint, latest: int, done: int | None, offsets_dir: str, commits_dir: str) -> list[Finding]:
+    """What a restart does given the latest offsets batch ``latest`` and the last commit
+    ``done`` (None: none): no commits yet, a commit log ahead or more than one batch behind,
+    or the batch in flight that re-runs."""
+    out: list[Finding] = []
+    if done is None:
+        if latest > 0:  # batch 0 alone planned: the in-flight batch below says all there is
+            out.append(Finding("warning", "no-commits", f"no batch has committed; batches up to {latest} were planned", commits_dir))
+    elif done > latest:
+        out.append(Finding("error", "commit-without-offsets", f"commit log ({done}) is ahead of the offsets log ({latest})", commits_dir))
+    elif latest - done > 1:
+        out.append(
+            Finding(
+                "error",
+                "commits-behind",
+                f"commit log ends at batch {done} but offsets at {latest}: more than one batch "
+                f"without a commit (SPARK-38033; the restart may fail or re-run {latest - done} batches)",
+                commits_dir,
             )
-        # an uncommitted offline-repartition batch is not run again but refused on restart
-        # (spark4.repartition_findings says so: state-repartition-unfinished)
-        repartition = done is not None and latest in {r.batch_id for r in cp.repartitions}
-        if latest > (done if done is not None else -1) and not repartition:
-            # what every stop in the middle of a batch leaves (StreamingQuery.stop() interrupts
-            # it; a crash too): MicroBatchExecution.populateStartOffsets runs batch `latest` again
-            # from offsets/`latest` on restart — nothing is lost, so not a warning
-            out.append(
-                Finding(
-                    "info",
-                    "in-flight-batch",
-                    planned_batch(latest),
-                    f"{offsets_dir}/{latest}" if "://" not in offsets_dir else offsets_dir,
-                )
+        )
+    # an uncommitted offline-repartition batch is not run again but refused on restart
+    # (spark4.repartition_findings says so: state-repartition-unfinished)
+    repartition = done is not None and latest in {r.batch_id for r in cp.repartitions}
+    if latest > (done if done is not None else -1) and not repartition:
+        # what every stop in the middle of a batch leaves (StreamingQuery.stop() interrupts
+        # it; a crash too): MicroBatchExecution.populateStartOffsets runs batch `latest` again
+        # from offsets/`latest` on restart — nothing is lost, so not a warning
+        out.append(
+            Finding(
+                "info",
+                "in-flight-batch",
+                planned_batch(latest),
+                f"{offsets_dir}/{latest}" if "://" not in offsets_dir else offsets_dir,
             )
+        )
     return out
 
 
@@ -138,7 +161,7 @@ def drift_finding(key: str, a: str, b: str, prev_id: int, batch_id: int, offsets
     """``conf-drift`` for ``key`` changing from ``a`` (batch ``prev_id``) to ``b`` (batch
     ``batch_id``), with the severity :data:`RESTART_CONFS` gives it."""
     return Finding(
-        RESTART_CONFS.get(key, "warning"),  # type: ignore[arg-type]
+        RESTART_CONFS.get(key, "warning"),
         "conf-drift",
         f"{key} changed from {a} to {b} between batch {prev_id} and {batch_id}; "
         f"state written under one value cannot be read under the other",

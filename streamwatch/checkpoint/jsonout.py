@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from streamwatch.model.batchlogs import CommitSink
 from streamwatch.model.checkpoint import (
     BatchRow,
     Checkpoint,
+    OffsetLogEntry,
     Repartition,
     SinkLog,
     SourceLog,
     SourceOffset,
+    StateOperator,
     UniqueIdMatch,
 )
 from streamwatch.model.findings import worst_severity
@@ -75,29 +78,7 @@ def _log(log: SourceLog | SinkLog | None) -> dict[str, Any] | None:
 def summary_doc(cp: Checkpoint) -> dict[str, Any]:
     """The summary document (see docs/inspect.md, "Inspecting a checkpoint")."""
     latest = cp.latest_offsets
-    sources = []
-    if latest is not None:
-        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
-            d = _offset(sid, p, raw)
-            d["file_log"] = _log(log_at(cp.sources, latest, i))
-            sources.append(d)
     named = cp.commits[-1].active_sink if cp.commits else None
-    sink: dict[str, Any] | None = None
-    if cp.sink is not None:
-        sink = {"kind": "file", "path": cp.sink_path, "log": _log(cp.sink), "deletes": sum(1 for e in cp.sink.entries if e.action == "delete")}
-    elif cp.delta_sink is not None:
-        delta = cp.delta_sink
-        txn = delta.last_txn
-        sink = {
-            "kind": "delta",
-            "path": cp.sink_path,
-            "latest_version": delta.latest_version,
-            "versions": len(delta.commits),
-            "adds": sum(c.adds for c in delta.commits),
-            "removes": sum(c.removes for c in delta.commits),
-            "last_txn": {"app_id": txn[0], "version": txn[1]} if txn else None,
-            "written_by_this_query": bool(txn and cp.query_id and txn[0] == cp.query_id),
-        }
     return {
         "schema": SCHEMA,
         "path": cp.path,
@@ -116,33 +97,68 @@ def summary_doc(cp: Checkpoint) -> dict[str, Any]:
         "batch_timestamp_ms": latest.timestamp_ms if latest else None,
         "batch_timestamp": iso(latest.timestamp_ms) if latest else None,
         "conf": redact(dict(latest.conf)) if latest else {},
-        "sources": sources,
-        "sink": sink,
+        "sources": _sources_doc(cp),
+        "sink": _sink_doc(cp),
         # the sink named with DataStreamWriter.name (commit log v3, Spark 4.2+): any kind of
         # sink, so apart from "sink", which is only the file or Delta sink found on disk
         "named_sink": _sink(named),
-        "state": [
-            {
-                "operator_id": op.operator_id,
-                "name": op.name,
-                "provider": op.provider,
-                "metadata_version": op.metadata_version,
-                "stores": list(op.store_names),
-                "partitions": op.num_partitions,
-                "versions": {"min": op.any_versions[0], "max": op.any_versions[-1], "in_every_partition": len(cp.state_versions(op))} if op.any_versions else None,
-                "bytes": op.bytes,
-                "files": sum(p.files for p in op.partitions),
-                "schema_files": list(op.schema_files),
-                "state_variables": [{"name": v.name, "type": v.kind, "ttl": v.ttl_enabled} for v in op.state_variables],
-                "time_mode": op.time_mode,
-                "output_mode": op.output_mode,
-            }
-            for op in cp.state
-        ],
+        "state": [_operator_doc(cp, op) for op in cp.state],
         "repartitions": [_repartition(r) for r in cp.repartitions],
         "checkpoint_format": _format(cp),
         "findings": [{"severity": f.severity, "code": f.code, "message": f.message, "path": f.path} for f in cp.findings],
         "worst": worst_severity(cp.findings),
+    }
+
+
+def _sources_doc(cp: Checkpoint) -> list[dict[str, Any]]:
+    """Each source of the latest offsets: its offset and its file source's log (None when
+    it is no file source)."""
+    latest = cp.latest_offsets
+    sources = []
+    if latest is not None:
+        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed, strict=True)):
+            d = _offset(sid, p, raw)
+            d["file_log"] = _log(log_at(cp.sources, latest, i))
+            sources.append(d)
+    return sources
+
+
+def _sink_doc(cp: Checkpoint) -> dict[str, Any] | None:
+    """The file sink's log or the Delta sink table's versions and last txn; None for neither."""
+    if cp.sink is not None:
+        return {"kind": "file", "path": cp.sink_path, "log": _log(cp.sink), "deletes": sum(1 for e in cp.sink.entries if e.action == "delete")}
+    if cp.delta_sink is None:
+        return None
+    delta = cp.delta_sink
+    txn = delta.last_txn
+    return {
+        "kind": "delta",
+        "path": cp.sink_path,
+        "latest_version": delta.latest_version,
+        "versions": len(delta.commits),
+        "adds": sum(c.adds for c in delta.commits),
+        "removes": sum(c.removes for c in delta.commits),
+        "last_txn": {"app_id": txn[0], "version": txn[1]} if txn else None,
+        "written_by_this_query": bool(txn and cp.query_id and txn[0] == cp.query_id),
+    }
+
+
+def _operator_doc(cp: Checkpoint, op: StateOperator) -> dict[str, Any]:
+    """One state operator: metadata, stores, versions (min, max, in every partition), bytes."""
+    return {
+        "operator_id": op.operator_id,
+        "name": op.name,
+        "provider": op.provider,
+        "metadata_version": op.metadata_version,
+        "stores": list(op.store_names),
+        "partitions": op.num_partitions,
+        "versions": {"min": op.any_versions[0], "max": op.any_versions[-1], "in_every_partition": len(cp.state_versions(op))} if op.any_versions else None,
+        "bytes": op.bytes,
+        "files": sum(p.files for p in op.partitions),
+        "schema_files": list(op.schema_files),
+        "state_variables": [{"name": v.name, "type": v.kind, "ttl": v.ttl_enabled} for v in op.state_variables],
+        "time_mode": op.time_mode,
+        "output_mode": op.output_mode,
     }
 
 
@@ -171,7 +187,7 @@ def _format(cp: Checkpoint) -> dict[str, Any] | None:
     if not cp.commits:
         return None
     switches = [{"batch_id": c.batch_id, "from": a.checkpoint_format, "to": c.checkpoint_format}
-                for a, c in zip(cp.commits, cp.commits[1:]) if a.checkpoint_format != c.checkpoint_format]
+                for a, c in pairwise(cp.commits) if a.checkpoint_format != c.checkpoint_format]
     v2 = [m for m in cp.unique_ids if m.checked]
     return {"version": cp.commits[-1].checkpoint_format, "log_version": cp.commits[-1].version, "switches": switches,
             "unique_ids": {"batches": len(v2), "named": sum(m.named for m in v2), "found": sum(m.found for m in v2)} if v2 else None}
@@ -207,22 +223,7 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
     gone: ``log_batches`` None)."""
     off = cp.offsets_for(batch_id)
     com = cp.commit_for(batch_id)
-    by_batch = cp.files_by_batch()
-    logs: list[dict[str, Any]] = []
-    files: list[dict[str, Any]] | None = []
-    for s, m in by_batch.sources:
-        r = m.log_batches(batch_id)
-        logs.append({"source": s.ref, "log_batches": None if r is None else ([r[0], r[-1]] if len(r) else [])})
-        got = by_batch.files_read(batch_id, s.name)
-        if got is None or files is None:
-            files = None
-            continue
-        files += [{"source": s.ref, "path": e.path, "timestamp_ms": e.timestamp_ms, "log_batch": e.batch_id} for e in got]
-    state = []
-    n = cp.partitions_for_version(batch_id + 1)
-    for op in cp.state:
-        have = [p for p in op.partitions if batch_id + 1 in p.versions and (n is None or p.partition_id < n)]
-        state.append({"operator_id": op.operator_id, "name": op.name, "version": batch_id + 1, "partitions_with_version": len(have), "partitions": len(op.partitions) if n is None else len([p for p in op.partitions if p.partition_id < n])})
+    logs, files = _files_read(cp, batch_id)
     sink_entries = None
     if cp.sink is not None:
         sink_entries = [
@@ -239,17 +240,7 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
         "query_id": cp.query_id,
         "batch": {
             "batch_id": batch_id,
-            "offsets": None
-            if off is None
-            else {
-                "version": off.version,
-                "watermark_ms": off.watermark_ms,
-                "watermark": iso(off.watermark_ms) if off.watermark_ms else None,
-                "timestamp_ms": off.timestamp_ms,
-                "timestamp": iso(off.timestamp_ms),
-                "sources": [_offset(sid, p, raw) for sid, raw, p in zip(off.source_ids, off.sources, off.parsed)],
-                "conf": redact(dict(off.conf)),
-            },
+            "offsets": None if off is None else _offsets_doc(off),
             "commit": None
             if com is None
             else {"version": com.version, "next_watermark_ms": com.next_watermark_ms, "state_unique_ids": com.state_unique_ids,
@@ -258,11 +249,53 @@ def batch_doc(cp: Checkpoint, batch_id: int) -> dict[str, Any]:
             "repartition": _repartition(next((r for r in cp.repartitions if r.batch_id == batch_id), None)),
             "files_read": files,
             "source_log_batches": logs,
-            "state": state,
+            "state": _state_at(cp, batch_id),
             "sink_entries": sink_entries,
             "delta_versions": delta,
         },
     }
+
+
+def _offsets_doc(off: OffsetLogEntry) -> dict[str, Any]:
+    """``offsets/N``: log version, watermark and trigger time (epoch ms and ISO), each
+    source's offset, the conf recorded (secrets redacted)."""
+    return {
+        "version": off.version,
+        "watermark_ms": off.watermark_ms,
+        "watermark": iso(off.watermark_ms) if off.watermark_ms else None,
+        "timestamp_ms": off.timestamp_ms,
+        "timestamp": iso(off.timestamp_ms),
+        "sources": [_offset(sid, p, raw) for sid, raw, p in zip(off.source_ids, off.sources, off.parsed, strict=True)],
+        "conf": redact(dict(off.conf)),
+    }
+
+
+def _files_read(cp: Checkpoint, batch_id: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """(each file source's log batches read by batch ``batch_id``, the files they hold — None
+    when any source's are not known), as :func:`batch_doc` describes them."""
+    by_batch = cp.files_by_batch()
+    logs: list[dict[str, Any]] = []
+    files: list[dict[str, Any]] | None = []
+    for s, m in by_batch.sources:
+        r = m.log_batches(batch_id)
+        logs.append({"source": s.ref, "log_batches": None if r is None else ([r[0], r[-1]] if len(r) else [])})
+        got = by_batch.files_read(batch_id, s.name)
+        if got is None or files is None:
+            files = None
+            continue
+        files += [{"source": s.ref, "path": e.path, "timestamp_ms": e.timestamp_ms, "log_batch": e.batch_id} for e in got]
+    return logs, files
+
+
+def _state_at(cp: Checkpoint, batch_id: int) -> list[dict[str, Any]]:
+    """Per state operator: how many partitions (of the layout the batch ran with) hold state
+    version ``batch_id + 1``, the state after the batch."""
+    state = []
+    n = cp.partitions_for_version(batch_id + 1)
+    for op in cp.state:
+        have = [p for p in op.partitions if batch_id + 1 in p.versions and (n is None or p.partition_id < n)]
+        state.append({"operator_id": op.operator_id, "name": op.name, "version": batch_id + 1, "partitions_with_version": len(have), "partitions": len(op.partitions) if n is None else len([p for p in op.partitions if p.partition_id < n])})
+    return state
 
 
 FLEET_SCHEMA = "streamwatch.inspect.fleet/1"

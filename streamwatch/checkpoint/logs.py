@@ -94,7 +94,7 @@ def parse_offsets(data: bytes, batch_id: int, path: str) -> tuple[OffsetLogEntry
             ids.append(str(i))
             texts.append(None if r == "-" else r)
     parsed_offsets = tuple(None if t is None else parse_source_offset(t) for t in texts)
-    for t, p in zip(texts, parsed_offsets):
+    for t, p in zip(texts, parsed_offsets, strict=True):
         if p is not None and p.kind == "raw" and t and t[:1] in "{[" and _json(t.encode()) is None:
             findings.append(Finding("error", "unparsable-file", f"{what}: a source offset is not valid JSON (truncated?)", path))
     conf = meta.get("conf") or {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from streamwatch.checkpoint import health
@@ -28,6 +28,7 @@ from streamwatch.checkpoint.spark4 import (
 from streamwatch.checkpoint.state import read_state
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, SinkLog, SourceLog
+from streamwatch.model.deltalog import DeltaLog
 from streamwatch.model.findings import Finding
 
 _E = TypeVar("_E")
@@ -69,7 +70,7 @@ def read_entries(
     files purged while reading are skipped, unreadable ones become findings."""
     paths = [storage.join(folder, str(b)) for b in ids]
     out: list[_E] = []
-    for b, path, data in zip(ids, paths, storage.read_many(paths)):
+    for b, path, data in zip(ids, paths, storage.read_many(paths), strict=True):
         if isinstance(data, FileNotFoundError):
             continue  # purged by Spark while we read
         if isinstance(data, OSError):
@@ -226,23 +227,9 @@ def _read(
     storage_options: dict[str, Any] | None,
     sizes: bool = True,
 ) -> Checkpoint:
-    findings: list[Finding] = []
-    for n in sorted(names):
-        if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc")):
-            findings.append(Finding("warning", "stray-file", f"unexpected {n!r} at the checkpoint root", storage.join(root, n)))
-    query_id = None
-    meta_path = storage.join(root, "metadata")
-    if "metadata" in names:
-        try:
-            query_id, fs = parse_metadata(storage.read(meta_path), meta_path)
-            findings.extend(fs)
-        except IsADirectoryError:
-            findings.append(Finding("error", "unparsable-file", "metadata is a folder, not a file", meta_path))
-        except OSError as e:
-            findings.append(Finding("error", "unreadable-file", f"metadata: {e.strerror or e}", meta_path))
-    else:
-        findings.append(Finding("warning", "no-metadata", "no metadata file: the query id is unknown", meta_path))
-
+    findings = [Finding("warning", "stray-file", f"unexpected {n!r} at the checkpoint root", storage.join(root, n))
+                for n in sorted(names) if n not in KNOWN_ROOT and not (n.startswith(".") and n.endswith(".crc"))]
+    query_id = _read_metadata(storage, root, names, findings)
     offsets_dir, commits_dir = storage.join(root, "offsets"), storage.join(root, "commits")
     off_ids = batch_names(storage, offsets_dir, "offsets", findings)
     com_ids = batch_names(storage, commits_dir, "commits", findings)
@@ -250,92 +237,149 @@ def _read(
     want_com = com_ids if full else com_ids[-SUMMARY_BATCHES:]
     offsets = tuple(read_entries(storage, offsets_dir, want_off, parse_offsets, findings))
     commits = tuple(read_entries(storage, commits_dir, want_com, parse_commit, findings))
-
-    sources: list[SourceLog] = []
-    sources_dir = storage.join(root, "sources")
-    # Every folder is a file source's log: ``sources/0/``… by index, or ``sources/<name>/`` for
-    # a source named with DataStreamReader.name (Spark 4.2+, offsets v2, where the name is the
-    # sourceId). A named source dropped from an evolved query keeps its folder, so a name the
-    # offsets read do not carry is no sign of damage. Numbered folders first, in number order.
-    for it in sorted(storage.list(sources_dir) or [], key=_source_order):
-        if not it.is_dir or it.name.startswith("."):
-            findings.append(Finding("warning", "stray-file", f"unexpected {it.name!r} in sources/", storage.join(sources_dir, it.name)))
-            continue
-        if _not_a_file_source(storage, storage.join(sources_dir, it.name), it.name, offsets):
-            continue
-        log, fs = read_file_log(storage, storage.join(sources_dir, it.name), "source", entries=full, source=it.name)
-        findings.extend(fs)
-        if log is not None:
-            sources.append(with_interval(log, "source", offsets[-1].conf if offsets else {}))  # type: ignore[arg-type]
-
+    sources = _read_sources(storage, root, offsets, full, findings)
     state, fs = read_state(storage, root, _provider_hint(offsets), sizes=sizes)
     findings.extend(fs)
-
-    sink_log: SinkLog | None = None
-    delta_log = None
-    sink_path: str | None = None
-    sink_storage, sink_root = storage, None
-    if sink is not None:
-        sink_path = os.fspath(sink)
-        try:
-            sink_storage, sink_root = open_storage(sink_path, storage_options)
-        except StorageError as e:
-            findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
-    else:
-        sink_root = _discover_sink(storage, root)
-        if sink_root is not None:
-            sink_path = url_of(raw, sink_root)
-    if sink_root is not None:
-        try:
-            sink_kind = sink_storage.kind(sink_root)
-        except StorageError as e:
-            sink_kind = None
-            sink_path = sink_path or sink_root
-            findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
-            sink_root = None
-    if sink_root is not None:
-        if sink_kind != "dir":
-            findings.append(Finding("error", "sink-unreadable", f"sink folder {sink_path} is missing or not a folder", sink_path))
-        else:
-            log, fs = read_file_log(sink_storage, sink_storage.join(sink_root, "_spark_metadata"), "sink", entries=full)
-            findings.extend(fs)
-            sink_log = with_interval(log, "sink", offsets[-1].conf if offsets else {}) if log is not None else None  # type: ignore[assignment]
-            delta_log, fs = read_delta_log(sink_storage, sink_root)
-            findings.extend(fs)
-            if sink_log is None and delta_log is None:
-                findings.append(Finding("warning", "sink-unknown", f"{sink_path} has neither _spark_metadata/ nor _delta_log/", sink_path))
-
+    sink_read = _read_sink(storage, raw, root, sink, full, storage_options, offsets, findings)
     cp = Checkpoint(
         path=raw,
         query_id=query_id,
         offsets=offsets,
         commits=commits,
-        sources=tuple(sources),
-        sink=sink_log,
-        delta_sink=delta_log,
+        sources=sources,
+        sink=sink_read.log,
+        delta_sink=sink_read.delta,
         state=state,
         offset_batch_ids=tuple(off_ids),
         commit_batch_ids=tuple(com_ids),
-        sink_path=sink_path,
+        sink_path=sink_read.path,
         complete=full,
         repartitions=find_repartitions(offsets),
     )
     matches, fs = match_unique_ids(cp)
     cp = replace(cp, unique_ids=matches)
     findings += fs
-    findings += repartition_findings(cp, offsets_dir)
-    findings += format_switch_findings(cp, commits_dir)
+    findings += _log_findings(cp, offsets_dir, commits_dir, findings)
+    problems = [*storage.take_problems(), *(sink_read.storage.take_problems() if sink_read.storage is not storage else [])]
+    findings += _problem_findings(problems, findings)
+    return replace(cp, findings=tuple(findings))
+
+
+def _read_metadata(storage: Storage, root: str, names: list[str], findings: list[Finding]) -> str | None:
+    """The query id from ``metadata`` (None when it is missing or bad: a finding says why)."""
+    meta_path = storage.join(root, "metadata")
+    if "metadata" not in names:
+        findings.append(Finding("warning", "no-metadata", "no metadata file: the query id is unknown", meta_path))
+        return None
+    try:
+        query_id, fs = parse_metadata(storage.read(meta_path), meta_path)
+    except IsADirectoryError:
+        findings.append(Finding("error", "unparsable-file", "metadata is a folder, not a file", meta_path))
+        return None
+    except OSError as e:
+        findings.append(Finding("error", "unreadable-file", f"metadata: {e.strerror or e}", meta_path))
+        return None
+    findings.extend(fs)
+    return query_id
+
+
+def _read_sources(
+    storage: Storage, root: str, offsets: tuple[OffsetLogEntry, ...], full: bool, findings: list[Finding]
+) -> tuple[SourceLog, ...]:
+    """The file sources' logs under ``sources/``, numbered folders first in number order.
+
+    Every folder is a file source's log: ``sources/0/``… by index, or ``sources/<name>/`` for a
+    source named with DataStreamReader.name (Spark 4.2+, offsets v2, where the name is the
+    sourceId). A named source dropped from an evolved query keeps its folder, so a name the
+    offsets read do not carry is no sign of damage."""
+    sources: list[SourceLog] = []
+    sources_dir = storage.join(root, "sources")
+    conf = offsets[-1].conf if offsets else {}
+    for it in sorted(storage.list(sources_dir) or [], key=_source_order):
+        folder = storage.join(sources_dir, it.name)
+        if not it.is_dir or it.name.startswith("."):
+            findings.append(Finding("warning", "stray-file", f"unexpected {it.name!r} in sources/", folder))
+            continue
+        if _not_a_file_source(storage, folder, it.name, offsets):
+            continue
+        log, fs = read_file_log(storage, folder, "source", entries=full, source=it.name)
+        findings.extend(fs)
+        if log is not None:
+            sources.append(with_interval(log, "source", conf))
+    return tuple(sources)
+
+
+@dataclass(frozen=True, slots=True)
+class _SinkRead:
+    """The sink as read: its file-sink ``log`` and/or ``delta`` log, its ``path`` (as given
+    or discovered; None when there is none) and the ``storage`` it was read with."""
+
+    log: SinkLog | None
+    delta: DeltaLog | None
+    path: str | None
+    storage: Storage
+
+
+def _open_sink(
+    storage: Storage, raw: str, root: str, sink: str | os.PathLike[str] | None,
+    storage_options: dict[str, Any] | None, findings: list[Finding],
+) -> tuple[Storage, str | None, str | None]:
+    """(storage, folder in it, path as shown) of the sink: ``sink`` when given, else the one
+    :func:`_discover_sink` finds; the folder is None when there is none or it cannot be opened."""
+    if sink is None:
+        sink_root = _discover_sink(storage, root)
+        return storage, sink_root, (url_of(raw, sink_root) if sink_root is not None else None)
+    sink_path = os.fspath(sink)
+    try:
+        sink_storage, sink_root = open_storage(sink_path, storage_options)
+    except StorageError as e:
+        findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
+        return storage, None, sink_path
+    return sink_storage, sink_root, sink_path
+
+
+def _read_sink(
+    storage: Storage, raw: str, root: str, sink: str | os.PathLike[str] | None, full: bool,
+    storage_options: dict[str, Any] | None, offsets: tuple[OffsetLogEntry, ...], findings: list[Finding],
+) -> _SinkRead:
+    """The file sink's ``_spark_metadata/`` and the Delta sink's ``_delta_log/`` of the sink
+    folder (:func:`_open_sink`); a missing or unreadable folder becomes a finding."""
+    sink_storage, sink_root, sink_path = _open_sink(storage, raw, root, sink, storage_options, findings)
+    if sink_root is None:
+        return _SinkRead(None, None, sink_path, sink_storage)
+    try:
+        sink_kind = sink_storage.kind(sink_root)
+    except StorageError as e:
+        sink_path = sink_path or sink_root
+        findings.append(Finding("error", "sink-unreadable", str(e), sink_path))
+        return _SinkRead(None, None, sink_path, sink_storage)
+    if sink_kind != "dir":
+        findings.append(Finding("error", "sink-unreadable", f"sink folder {sink_path} is missing or not a folder", sink_path))
+        return _SinkRead(None, None, sink_path, sink_storage)
+    log, fs = read_file_log(sink_storage, sink_storage.join(sink_root, "_spark_metadata"), "sink", entries=full)
+    findings.extend(fs)
+    sink_log = with_interval(log, "sink", offsets[-1].conf if offsets else {}) if log is not None else None
+    delta_log, fs = read_delta_log(sink_storage, sink_root)
+    findings.extend(fs)
+    if sink_log is None and delta_log is None:
+        findings.append(Finding("warning", "sink-unknown", f"{sink_path} has neither _spark_metadata/ nor _delta_log/", sink_path))
+    return _SinkRead(sink_log, delta_log, sink_path, sink_storage)
+
+
+def _log_findings(cp: Checkpoint, offsets_dir: str, commits_dir: str, so_far: list[Finding]) -> list[Finding]:
+    """The health findings of the read checkpoint ``cp`` (``so_far``: the findings of the
+    files, which show leftovers in an ``offsets/`` without batches)."""
+    findings = [*repartition_findings(cp, offsets_dir), *format_switch_findings(cp, commits_dir)]
     findings += health.log_findings(cp, offsets_dir, commits_dir)
-    if not off_ids and any(f.code in ("temporary-file", "stray-file") and f.path
-                           and posixpath.dirname(f.path) == offsets_dir for f in findings):
+    if not cp.offset_batch_ids and any(f.code in ("temporary-file", "stray-file") and f.path
+                                       and posixpath.dirname(f.path) == offsets_dir for f in so_far):
         findings.append(Finding(
             "error", "offsets-not-empty-at-batch-0",
             "offsets/ holds no batch but is not empty (left by a crash during the first batch): Spark 4 "
             "refuses to start the query (STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY); remove the leftover "
             "files or use a new checkpoint", offsets_dir))
-    findings += health.conf_findings(offsets, offsets_dir, cp.repartitions)
+    findings += health.conf_findings(cp.offsets, offsets_dir, cp.repartitions)
     findings += health.watermark_findings(cp)
     findings += health.state_findings(cp)
     findings += health.sink_source_findings(cp)
-    findings += _problem_findings([*storage.take_problems(), *(sink_storage.take_problems() if sink_storage is not storage else [])], findings)
-    return replace(cp, findings=tuple(findings))
+    return findings

@@ -6,6 +6,7 @@ Imported only by the CLI; the reader itself never imports rich.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
@@ -112,7 +113,22 @@ def findings_table(cp: Checkpoint) -> Table | Text:
 
 def summary(cp: Checkpoint) -> Group:
     """Query id, batches, watermark, sources, sink, state operators, findings."""
-    parts: list[RenderableType] = []
+    parts: list[RenderableType] = [_head(cp)]
+    # Kept verbatim for scripts written against the first inspect.
+    parts.append(Text(f"latest batch (offsets) {_n(cp.latest_batch_id)}"))
+    parts.append(Text(f"last committed batch   {_n(cp.last_committed_batch_id)}"))
+    sources = _sources_table(cp)
+    if sources is not None:
+        parts.append(sources)
+    parts.append(_sink_line(cp))
+    parts += _state_parts(cp)
+    parts.append(findings_table(cp))
+    return Group(*parts)
+
+
+def _head(cp: Checkpoint) -> Table:
+    """The grid of names and values at the top: path, query id, batches, watermark, conf,
+    repartitions, checkpoint format."""
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -133,67 +149,82 @@ def summary(cp: Checkpoint) -> Group:
     for r in cp.repartitions:
         head.add_row("repartition", f"batch {r.batch_id}: offline state repartition {r.from_partitions} → {r.to_partitions} partitions (no input read)")
     if cp.commits:
-        last = cp.commits[-1]
-        # a v3 commit log (named sink) is no checkpoint format of its own: format 1 or 2 by its ids
-        fmt = f"v{last.checkpoint_format}" + (f" (commit log v{last.version})" if last.version != last.checkpoint_format else "")
-        switches = [f"v{a.checkpoint_format}→v{c.checkpoint_format} at batch {c.batch_id}"
-                    for a, c in zip(cp.commits, cp.commits[1:]) if a.checkpoint_format != c.checkpoint_format]
-        checked = [m for m in cp.unique_ids if m.checked]
-        if checked:
-            fmt += f", state unique ids: {sum(m.found for m in checked)}/{sum(m.named for m in checked)} named files present over {len(checked)} commits"
-        head.add_row("checkpoint format", fmt + (f" ({', '.join(switches)})" if switches else ""))
-    parts.append(head)
-    # Kept verbatim for scripts written against the first inspect.
-    parts.append(Text(f"latest batch (offsets) {_n(cp.latest_batch_id)}"))
-    parts.append(Text(f"last committed batch   {_n(cp.last_committed_batch_id)}"))
-    if latest is not None and latest.sources:
-        t = Table("source", "kind", "latest offset", "log", title="sources", title_justify="left")
-        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed)):
-            log = log_at(cp.sources, latest, i)
-            logtxt = ""
-            if log is not None:
-                logtxt = f"sources/{log.name}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
-                if log.compact_interval:
-                    logtxt += f", compact every {_interval_text(log)}"
-            t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
-        parts.append(t)
+        head.add_row("checkpoint format", _format_text(cp))
+    return head
+
+
+def _format_text(cp: Checkpoint) -> str:
+    """The state checkpoint format of the last commit (``cp.commits`` not empty), the unique
+    ids checked against the state files, and where the format switched."""
+    last = cp.commits[-1]
+    # a v3 commit log (named sink) is no checkpoint format of its own: format 1 or 2 by its ids
+    fmt = f"v{last.checkpoint_format}" + (f" (commit log v{last.version})" if last.version != last.checkpoint_format else "")
+    switches = [f"v{a.checkpoint_format}→v{c.checkpoint_format} at batch {c.batch_id}"
+                for a, c in pairwise(cp.commits) if a.checkpoint_format != c.checkpoint_format]
+    checked = [m for m in cp.unique_ids if m.checked]
+    if checked:
+        fmt += f", state unique ids: {sum(m.found for m in checked)}/{sum(m.named for m in checked)} named files present over {len(checked)} commits"
+    return fmt + (f" ({', '.join(switches)})" if switches else "")
+
+
+def _sources_table(cp: Checkpoint) -> Table | None:
+    """The sources of the latest offsets: kind, latest offset and the file source's log;
+    None when there are none."""
+    latest = cp.latest_offsets
+    if latest is None or not latest.sources:
+        return None
+    t = Table("source", "kind", "latest offset", "log", title="sources", title_justify="left")
+    for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, latest.parsed, strict=True)):
+        log = log_at(cp.sources, latest, i)
+        logtxt = ""
+        if log is not None:
+            logtxt = f"sources/{log.name}: {log.entry_count} files, own log batches ≤ {_n(log.latest_batch_id)}"
+            if log.compact_interval:
+                logtxt += f", compact every {_interval_text(log)}"
+        t.add_row(sid, p.kind if p else "-", raw or "-", logtxt)
+    return t
+
+
+def _sink_line(cp: Checkpoint) -> Text:
+    """The sink: the file sink's log, the Delta table's last txn, the sink named in the last
+    commit, or not known."""
     named = cp.commits[-1].active_sink if cp.commits else None
     tag = f"{sink_text(named)}: " if named is not None else ""
     if cp.sink is not None:
         s = cp.sink
-        parts.append(Text(f"sink: {tag}file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
-                          f"{s.entry_count} entries, compact every {_interval_text(s)}"))
-    elif cp.delta_sink is not None:
+        return Text(f"sink: {tag}file sink {cp.sink_path} — _spark_metadata up to batch {_n(s.latest_batch_id)}, "
+                    f"{s.entry_count} entries, compact every {_interval_text(s)}")
+    if cp.delta_sink is not None:
         d = cp.delta_sink
         txn = d.last_txn
         mine = " (this query)" if txn and txn[0] == cp.query_id else ""
-        parts.append(Text(f"sink: {tag}Delta table {cp.sink_path} — version {_n(d.latest_version)}, last txn "
-                          f"{txn[0] + ' batch ' + str(txn[1]) + mine if txn else '-'}"))
-    elif named is not None:
-        parts.append(Text(f"sink: {sink_text(named)} (named in commits/{cp.commits[-1].batch_id}; its output not read: "
-                          "pass --sink DIR for a file or Delta sink)"))
-    else:
-        parts.append(Text("sink: not known (pass --sink DIR for a file or Delta sink)", style="dim"))
-    if cp.state:
-        t = Table("op", "name", "store", "stores", "partitions", "versions", "bytes", "metadata", title="state operators", title_justify="left")
-        for op in cp.state:
-            v = op.any_versions
-            t.add_row(
-                str(op.operator_id),
-                op.name or "-",
-                op.provider,
-                ", ".join(op.store_names) or "-",
-                str(op.num_partitions),
-                f"{v[0]}–{v[-1]}" if v else "-",
-                _bytes(op.bytes),
-                f"v{op.metadata_version}" if op.metadata_version else "-",
-            )
-        parts.append(t)
-        parts.extend(state_variables_text(op) for op in cp.state if op.state_variables)
-    else:
-        parts.append(Text("state: none (stateless query)", style="dim"))
-    parts.append(findings_table(cp))
-    return Group(*parts)
+        return Text(f"sink: {tag}Delta table {cp.sink_path} — version {_n(d.latest_version)}, last txn "
+                    f"{txn[0] + ' batch ' + str(txn[1]) + mine if txn else '-'}")
+    if named is not None:
+        return Text(f"sink: {sink_text(named)} (named in commits/{cp.commits[-1].batch_id}; its output not read: "
+                    "pass --sink DIR for a file or Delta sink)")
+    return Text("sink: not known (pass --sink DIR for a file or Delta sink)", style="dim")
+
+
+def _state_parts(cp: Checkpoint) -> list[RenderableType]:
+    """The state operators table and each operator's state variables, or a line saying the
+    query is stateless."""
+    if not cp.state:
+        return [Text("state: none (stateless query)", style="dim")]
+    t = Table("op", "name", "store", "stores", "partitions", "versions", "bytes", "metadata", title="state operators", title_justify="left")
+    for op in cp.state:
+        v = op.any_versions
+        t.add_row(
+            str(op.operator_id),
+            op.name or "-",
+            op.provider,
+            ", ".join(op.store_names) or "-",
+            str(op.num_partitions),
+            f"{v[0]}–{v[-1]}" if v else "-",
+            _bytes(op.bytes),
+            f"v{op.metadata_version}" if op.metadata_version else "-",
+        )
+    return [t, *(state_variables_text(op) for op in cp.state if op.state_variables)]
 
 
 def sink_text(s: CommitSink) -> str:

@@ -26,9 +26,17 @@ Codes: ``state-repartitioned`` (info), ``state-repartition-unfinished`` (error),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from streamwatch.checkpoint import health
-from streamwatch.model.checkpoint import Checkpoint, OffsetLogEntry, Repartition, UniqueIdMatch
+from streamwatch.model.checkpoint import (
+    Checkpoint,
+    CommitLogEntry,
+    OffsetLogEntry,
+    Repartition,
+    StateOperator,
+    UniqueIdMatch,
+)
 from streamwatch.model.findings import Finding
 
 SHUFFLE = "spark.sql.shuffle.partitions"
@@ -45,7 +53,7 @@ def find_repartitions(entries: tuple[OffsetLogEntry, ...]) -> tuple[Repartition,
     the previous batch's (a batch that ran a query always has a new trigger time). What the
     offsets log shows, finished or not: :func:`check_repartition` says which finished."""
     out = []
-    for prev, e in zip(entries, entries[1:]):
+    for prev, e in pairwise(entries):
         if e.batch_id != prev.batch_id + 1:
             continue
         a, b = _int(prev.conf.get(SHUFFLE)), _int(e.conf.get(SHUFFLE))
@@ -191,6 +199,27 @@ def repartition_findings(cp: Checkpoint, offsets_dir: str) -> list[Finding]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _StateFiles:
+    """The v2 state files present: ``present`` (operator, partition) → {(version, unique id)}
+    in any store of that partition, and ``lowest``, the lowest version each holds."""
+
+    present: dict[tuple[int, int], set[tuple[int, str]]]
+    lowest: dict[tuple[int, int], int]
+
+    @classmethod
+    def of(cls, cp: Checkpoint) -> _StateFiles:
+        present: dict[tuple[int, int], set[tuple[int, str]]] = {}
+        lowest: dict[tuple[int, int], int] = {}
+        for op in cp.state:
+            for p in op.partitions:
+                key = (op.operator_id, p.partition_id)
+                present.setdefault(key, set()).update(p.unique_ids)
+                if p.versions:
+                    lowest[key] = min(lowest.get(key, p.versions[0]), p.versions[0])
+        return cls(present, lowest)
+
+
 def match_unique_ids(cp: Checkpoint) -> tuple[tuple[UniqueIdMatch, ...], list[Finding]]:
     """Per committed batch whose commit carries ``stateUniqueIds``: the ids matched to the
     state files present (per operator and partition, any store of that partition); findings
@@ -198,44 +227,11 @@ def match_unique_ids(cp: Checkpoint) -> tuple[tuple[UniqueIdMatch, ...], list[Fi
     within the retained commits' versions that no commit names (``state-unreferenced-files``,
     info: a retried task's or an aborted attempt's files, removed by maintenance)."""
     ops = {op.operator_id: op for op in cp.state}
-    # (operator, partition) → {(version, unique id)} present, and the lowest version there
-    present: dict[tuple[int, int], set[tuple[int, str]]] = {}
-    lowest: dict[tuple[int, int], int] = {}
-    for op in cp.state:
-        for p in op.partitions:
-            key = (op.operator_id, p.partition_id)
-            present.setdefault(key, set()).update(p.unique_ids)
-            if p.versions:
-                lowest[key] = min(lowest.get(key, p.versions[0]), p.versions[0])
-    matches: list[UniqueIdMatch] = []
+    files = _StateFiles.of(cp)
     referenced: set[tuple[int, int, int, str]] = set()
-    missing_all: list[tuple[int, int, int, str]] = []
-    for c in cp.commits:
-        if not c.state_unique_ids:
-            continue
-        version = c.batch_id + 1
-        named = found = 0
-        missing: list[tuple[int, int, str]] = []
-        checked = False
-        for op_key, parts in c.state_unique_ids.items():
-            op_id = _int(str(op_key))
-            if op_id is None or not isinstance(parts, list):
-                continue
-            for pid, stores in enumerate(parts):
-                for uid in stores if isinstance(stores, list) else []:
-                    if not isinstance(uid, str):
-                        continue
-                    named += 1
-                    referenced.add((op_id, pid, version, uid))
-                    key = (op_id, pid)
-                    if (version, uid) in present.get(key, ()):
-                        found += 1
-                        checked = True
-                    elif op_id in ops and version >= lowest.get(key, version + 1):
-                        missing.append((op_id, pid, uid))
-                        missing_all.append((op_id, pid, version, uid))
-                        checked = True
-        matches.append(UniqueIdMatch(c.batch_id, named, found, tuple(missing), checked))
+    matches = tuple(_match_commit(c, ops, files, referenced) for c in cp.commits if c.state_unique_ids)
+    # (operator, partition, version, unique id) of every named file missing, in commit order
+    missing_all = [(o, p, m.batch_id + 1, u) for m in matches for o, p, u in m.missing]
     findings: list[Finding] = []
     if missing_all:
         shown = ", ".join(f"operator {o} partition {p} version {v} ({u})" for o, p, v, u in missing_all[:3])
@@ -246,24 +242,63 @@ def match_unique_ids(cp: Checkpoint) -> tuple[tuple[UniqueIdMatch, ...], list[Fi
             f"{len(missing_all)} state file(s) named by the commit log are missing: {shown}{more} — a restart from "
             f"batch {first} or later cannot load its state (checkpoint format v2 loads exactly the named files)",
             ops[missing_all[0][0]].path if missing_all[0][0] in ops else None))
+    findings += _unreferenced_findings(cp, ops, files, referenced)
+    return matches, findings
+
+
+def _match_commit(c: CommitLogEntry, ops: dict[int, StateOperator], files: _StateFiles,
+                  referenced: set[tuple[int, int, int, str]]) -> UniqueIdMatch:
+    """The unique ids commit ``c`` names for state version ``c.batch_id + 1`` matched to
+    ``files``; each named (operator, partition, version, id) is added to ``referenced``. A
+    named file counts as missing when its operator is on disk and its partition keeps that
+    version (not below the lowest it holds: older ones are purged, not lost)."""
+    version = c.batch_id + 1
+    named = found = 0
+    missing: list[tuple[int, int, str]] = []
+    checked = False
+    for op_key, parts in (c.state_unique_ids or {}).items():
+        op_id = _int(str(op_key))
+        if op_id is None or not isinstance(parts, list):
+            continue
+        for pid, stores in enumerate(parts):
+            for uid in stores if isinstance(stores, list) else []:
+                if not isinstance(uid, str):
+                    continue
+                named += 1
+                referenced.add((op_id, pid, version, uid))
+                key = (op_id, pid)
+                if (version, uid) in files.present.get(key, ()):
+                    found += 1
+                    checked = True
+                elif op_id in ops and version >= files.lowest.get(key, version + 1):
+                    missing.append((op_id, pid, uid))
+                    checked = True
+    return UniqueIdMatch(c.batch_id, named, found, tuple(missing), checked)
+
+
+def _unreferenced_findings(cp: Checkpoint, ops: dict[int, StateOperator], files: _StateFiles,
+                           referenced: set[tuple[int, int, int, str]]) -> list[Finding]:
+    """``state-unreferenced-files`` when v2 state files of the versions the retained commits
+    span are named by none of them."""
     v2_commits = [c for c in cp.commits if c.state_unique_ids]
-    if v2_commits:
-        lo, hi = v2_commits[0].batch_id + 1, v2_commits[-1].batch_id + 1
-        stray = sorted(
-            (o, p, v, u)
-            for (o, p), files in present.items()
-            for v, u in files
-            if lo <= v <= hi and (o, p, v, u) not in referenced
-        )
-        if stray:
-            shown = ", ".join(f"operator {o} partition {p} version {v} ({u})" for o, p, v, u in stray[:3])
-            more = f" (+{len(stray) - 3} more)" if len(stray) > 3 else ""
-            findings.append(Finding(
-                "info", "state-unreferenced-files",
-                f"{len(stray)} state file(s) of versions {lo}–{hi} are named by no retained commit: {shown}{more} "
-                "(a retried task's or an aborted batch's; Spark never loads them and maintenance removes them)",
-                ops[stray[0][0]].path if stray[0][0] in ops else None))
-    return tuple(matches), findings
+    if not v2_commits:
+        return []
+    lo, hi = v2_commits[0].batch_id + 1, v2_commits[-1].batch_id + 1
+    stray = sorted(
+        (o, p, v, u)
+        for (o, p), present in files.present.items()
+        for v, u in present
+        if lo <= v <= hi and (o, p, v, u) not in referenced
+    )
+    if not stray:
+        return []
+    shown = ", ".join(f"operator {o} partition {p} version {v} ({u})" for o, p, v, u in stray[:3])
+    more = f" (+{len(stray) - 3} more)" if len(stray) > 3 else ""
+    return [Finding(
+        "info", "state-unreferenced-files",
+        f"{len(stray)} state file(s) of versions {lo}–{hi} are named by no retained commit: {shown}{more} "
+        "(a retried task's or an aborted batch's; Spark never loads them and maintenance removes them)",
+        ops[stray[0][0]].path if stray[0][0] in ops else None)]
 
 
 def format_switch_findings(cp: Checkpoint, commits_dir: str) -> list[Finding]:
@@ -272,13 +307,13 @@ def format_switch_findings(cp: Checkpoint, commits_dir: str) -> list[Finding]:
     v3 (sink names) carries either format, so the format is the commit's own
     (``CommitLogEntry.checkpoint_format``), not its log version."""
     out = []
-    for prev, c in zip(cp.commits, cp.commits[1:]):
+    for prev, c in pairwise(cp.commits):
         if prev.checkpoint_format != c.checkpoint_format:
             out.append(Finding(
                 "info", "checkpoint-format-switch",
                 f"the state checkpoint format switches from v{prev.checkpoint_format} to v{c.checkpoint_format} "
                 f"at batch {c.batch_id} (commit log v{prev.version} → v{c.version}): "
-                + ("state files from version %d on carry unique ids (checkpoint format v2)" % (c.batch_id + 1)
-                   if c.checkpoint_format == 2 else "state files from version %d on are plain N.zip/N.changelog (format v1)" % (c.batch_id + 1)),
+                + (f"state files from version {c.batch_id + 1} on carry unique ids (checkpoint format v2)"
+                   if c.checkpoint_format == 2 else f"state files from version {c.batch_id + 1} on are plain N.zip/N.changelog (format v1)"),
                 f"{commits_dir}/{c.batch_id}"))
     return out

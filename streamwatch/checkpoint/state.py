@@ -18,6 +18,7 @@ no name, except a stream-stream join: its store folders (``left-keyToNumValues``
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -85,11 +86,24 @@ def _last(paths: Any) -> str | None:
     return str(paths[-1]) if isinstance(paths, list) and paths else None
 
 
-def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> dict[str, Any]:
-    """Latest operator metadata (v2 log preferred over v1) as a dict with name, version,
-    stores, variables, time/output mode."""
+@dataclass(frozen=True, slots=True)
+class _OperatorMetadata:
+    """What the operator metadata says of a state operator (the :class:`StateOperator` fields
+    of the same names); all unset when it has none."""
+
+    name: str | None = None
+    metadata_version: int | None = None
+    stores: tuple[StateStoreInfo, ...] = ()
+    state_variables: tuple[StateVariable, ...] = ()
+    time_mode: str | None = None
+    output_mode: str | None = None
+
+
+def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]) -> _OperatorMetadata:
+    """Latest operator metadata of ``op_folder`` (the v2 log ``_metadata/v2/<batchId>``
+    preferred over v1 ``_metadata/metadata``; mirrors ``OperatorStateMetadataV1/V2``): the
+    first candidate that reads and parses, unreadable or bad ones becoming findings."""
     meta_dir = storage.join(op_folder, "_metadata")
-    out: dict[str, Any] = {}
     v2_dir = storage.join(meta_dir, "v2")
     v2_items = storage.list(v2_dir) or []
     v2_ids = sorted(int(i.name) for i in v2_items if i.name.isdecimal() and not i.is_dir)
@@ -117,46 +131,41 @@ def _operator_metadata(storage: Storage, op_folder: str, findings: list[Finding]
         if not isinstance(obj, dict):
             findings.append(Finding("error", "unparsable-file", "operator metadata is not a JSON object (truncated?)", path))
             continue
-        info = obj.get("operatorInfo")
-        info = info if isinstance(info, dict) else {}
-        stores = []
-        store_infos = obj.get("stateStoreInfo")
-        for s in store_infos if isinstance(store_infos, list) else []:
-            if isinstance(s, dict):
-                stores.append(
-                    StateStoreInfo(
-                        str(s.get("storeName", "default")),
-                        s.get("numPartitions"),
-                        s.get("numColsPrefixKey"),
-                        # v2 names a list of schema files (one per schema version)
-                        s.get("stateSchemaFilePath") or _last(s.get("stateSchemaFilePaths")),
-                    )
+        return _parse_operator_metadata(obj, version)
+    return _OperatorMetadata()
+
+
+def _parse_operator_metadata(obj: dict[str, Any], version: int) -> _OperatorMetadata:
+    """One operator metadata document ``obj`` (its JSON line) of log version ``version``."""
+    info = obj.get("operatorInfo")
+    info = info if isinstance(info, dict) else {}
+    stores = []
+    store_infos = obj.get("stateStoreInfo")
+    for s in store_infos if isinstance(store_infos, list) else []:
+        if isinstance(s, dict):
+            stores.append(
+                StateStoreInfo(
+                    str(s.get("storeName", "default")),
+                    s.get("numPartitions"),
+                    s.get("numColsPrefixKey"),
+                    # v2 names a list of schema files (one per schema version)
+                    s.get("stateSchemaFilePath") or _last(s.get("stateSchemaFilePaths")),
                 )
-        props = obj.get("operatorPropertiesJson")
-        variables: list[StateVariable] = []
-        time_mode = output_mode = None
-        if isinstance(props, str):
-            try:
-                p = orjson.loads(props)
-            except orjson.JSONDecodeError:
-                p = {}
-            p = p if isinstance(p, dict) else {}
-            time_mode, output_mode = p.get("timeMode"), p.get("outputMode")
-            svars = p.get("stateVariables")
-            for v in svars if isinstance(svars, list) else []:
-                if not isinstance(v, dict):
-                    continue
-                variables.append(StateVariable(str(v.get("stateName")), str(v.get("stateVariableType")), bool(v.get("ttlEnabled"))))
-        out = dict(
-            name=info.get("operatorName"),
-            metadata_version=version,
-            stores=tuple(stores),
-            state_variables=tuple(variables),
-            time_mode=time_mode,
-            output_mode=output_mode,
-        )
-        break
-    return out
+            )
+    props = obj.get("operatorPropertiesJson")
+    variables: tuple[StateVariable, ...] = ()
+    time_mode = output_mode = None
+    if isinstance(props, str):
+        try:
+            p = orjson.loads(props)
+        except orjson.JSONDecodeError:
+            p = {}
+        p = p if isinstance(p, dict) else {}
+        time_mode, output_mode = p.get("timeMode"), p.get("outputMode")
+        svars = p.get("stateVariables")
+        variables = tuple(StateVariable(str(v.get("stateName")), str(v.get("stateVariableType")), bool(v.get("ttlEnabled")))
+                          for v in (svars if isinstance(svars, list) else []) if isinstance(v, dict))
+    return _OperatorMetadata(info.get("operatorName"), version, tuple(stores), variables, time_mode, output_mode)
 
 
 def read_state(storage: Storage, root: str, provider_hint: str | None = None, *, sizes: bool = True) -> tuple[tuple[StateOperator, ...], list[Finding]]:
@@ -181,11 +190,11 @@ def read_state(storage: Storage, root: str, provider_hint: str | None = None, *,
     # One listing per operator folder, then every partition folder of every operator at once.
     listings = storage.map_concurrent(storage.list, [p for _, p in op_ids])
     parts: list[tuple[int, str]] = []  # (operator index, partition folder name)
-    for i, ((_, path), listing) in enumerate(zip(op_ids, listings)):
+    for i, listing in enumerate(listings):
         parts += [(i, it.name) for it in listing or [] if it.is_dir and it.name.isdecimal()]
     trees = storage.trees([storage.join(op_ids[i][1], name) for i, name in parts], sizes)
     by_op: dict[int, list[tuple[str, Tree | None]]] = {}
-    for (i, name), tree in zip(parts, trees):
+    for (i, name), tree in zip(parts, trees, strict=True):
         by_op.setdefault(i, []).append((name, tree))
     ops = [
         _read_operator(storage, path, op_id, listings[i] or [], by_op.get(i, []), provider_hint, findings, sizes)
@@ -219,9 +228,8 @@ def _read_operator(
                 schema_files += [f"_stateSchema/{store}/{f}" for store, t in tree.dirs.items() for f in t.files]
             total = _add(total, tree.total()[1])
             continue
-        if not it.is_dir or not it.name.isdecimal():
-            if not it.name.startswith("."):
-                findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in a state operator folder", sub))
+        if (not it.is_dir or not it.name.isdecimal()) and not it.name.startswith("."):
+            findings.append(Finding("warning", "stray-file", f"unexpected {'folder' if it.is_dir else 'file'} {it.name!r} in a state operator folder", sub))
     for name, tree in partition_trees:
         if tree is None:
             continue
@@ -237,8 +245,9 @@ def _read_operator(
             if has_schema:
                 schema_files.append(f"{name}/{rel}_metadata/schema")
     partitions.sort(key=lambda p: (p.partition_id, p.store_name))
-    if meta.get("name") is None and any(p.store_name in JOIN_STORES for p in partitions):
-        meta = {**meta, "name": JOIN}
+    op_name = meta.name
+    if op_name is None and any(p.store_name in JOIN_STORES for p in partitions):
+        op_name = JOIN
     provider = "rocksdb" if "rocksdb" in kinds else "hdfs" if "hdfs" in kinds else (provider_hint or "unknown")
     return StateOperator(
         operator_id=op_id,
@@ -247,5 +256,10 @@ def _read_operator(
         partitions=tuple(partitions),
         schema_files=tuple(sorted(schema_files)),
         bytes=total,
-        **meta,
+        name=op_name,
+        metadata_version=meta.metadata_version,
+        stores=meta.stores,
+        state_variables=meta.state_variables,
+        time_mode=meta.time_mode,
+        output_mode=meta.output_mode,
     )

@@ -191,7 +191,7 @@ class LocalStorage(Storage):
         unreadable entries are left out and noted, as in :meth:`list`."""
         files: list[str] = []
         dirs: dict[str, Tree] = {}
-        total: int | None = 0 if sizes else None
+        total = 0  # bytes of the files directly inside, summed only when sizes
         try:
             with os.scandir(path) as it:
                 for e in it:
@@ -205,7 +205,7 @@ class LocalStorage(Storage):
                                 dirs[e.name] = sub
                             continue
                         if sizes:
-                            total += e.stat().st_size  # type: ignore[operator]
+                            total += e.stat().st_size
                         elif e.is_symlink() and not os.path.exists(e.path):
                             continue  # a dangling link
                     except FileNotFoundError:
@@ -219,7 +219,7 @@ class LocalStorage(Storage):
         except OSError as err:
             self.note_problem(path, _reason(err))
             return None
-        return Tree(files, total, dirs)
+        return Tree(files, total if sizes else None, dirs)
 
     def names(self, path: str) -> builtins.list[str] | None:
         """Entry names of ``path``; None when it is missing, not a folder or cannot be listed

@@ -28,6 +28,7 @@ Spark 4.x makes on restart:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -124,10 +125,8 @@ def read_schema_file(data: bytes) -> list[Any]:
             elif c == b"}":
                 depth -= 1
                 if depth == 0:
-                    try:
+                    with contextlib.suppress(orjson.JSONDecodeError):
                         out.append(dec(data[i : j + 1]))
-                    except orjson.JSONDecodeError:
-                        pass
                     break
     # keep only top-level documents (nested structs are inside an earlier one)
     top: list[Any] = []
@@ -250,11 +249,21 @@ def _file_source_row(sid: str, ns: NewSource, log: SourceLog | None, off_path: s
 def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
     """The verdict per rule for restarting ``new`` from ``cp`` (``storage`` reads the schema
     files). Returns the ``streamwatch.compat/1`` document (without Spark's --verify answer)."""
-    rows: list[dict[str, Any]] = []
     latest = cp.latest_offsets
     off_path = f"{cp.path.rstrip('/')}/offsets/{latest.batch_id}" if latest else None
-    rows.extend(_source_rows(cp, new, off_path))
-    # sink
+    rows = [*_source_rows(cp, new, off_path), *_sink_rows(cp, new), *_state_rows(cp, storage, new)]
+    if latest is not None:
+        rows += _conf_rows(latest.conf, new, bool(cp.state), off_path)
+    if new.query_name:
+        rows.append(_row("query name", "compatible", "the query name is not stored in the checkpoint", None))
+    worst = max((RANK[r["verdict"]] for r in rows), default=0)
+    verdict = {0: "compatible", 1: "allowed", 3: "incompatible"}[worst]
+    return {"schema": SCHEMA, "path": cp.path, "query_id": cp.query_id, "verdict": verdict, "rules": rows}
+
+
+def _sink_rows(cp: Checkpoint, new: NewQuery) -> list[dict[str, Any]]:
+    """The sink's kind and folder against the checkpoint's, and the file sink's output mode."""
+    rows: list[dict[str, Any]] = []
     fmt = (new.sink_format or "").lower()
     if cp.sink is not None or cp.delta_sink is not None:
         old_kind = "file" if cp.sink is not None else "delta"
@@ -267,46 +276,54 @@ def check(cp: Checkpoint, storage: Storage, new: NewQuery) -> dict[str, Any]:
             rows.append(_row("sink path", "compatible", "same sink folder", cp.sink_path))
     if fmt in ("parquet", "json", "csv", "orc", "text") and new.output_mode != "append":
         rows.append(_row("output mode", "incompatible", f"the {fmt} file sink supports the append output mode only, not {new.output_mode}", None))
-    # stateful operators
+    return rows
+
+
+def _state_rows(cp: Checkpoint, storage: Storage, new: NewQuery) -> list[dict[str, Any]]:
+    """The stateful operators by name and position; when they match, per operator its key
+    and value schema (``StateSchemaCompatibilityChecker``), watermark delay and output mode."""
+    rows: list[dict[str, Any]] = []
     ops = list(cp.state)
     names_old = [op.name or "?" for op in ops]
     names_new = [o.name for o in new.operators]
-    if len(ops) != len(new.operators) or any(a not in ("?", b) for a, b in zip(names_old, names_new)):
-        rows.append(_row("stateful operators", "incompatible",
-                         f"the checkpoint has {names_old or 'no state'}, the query {names_new or 'no stateful operator'}", f"{cp.path.rstrip('/')}/state"))
-    else:
-        if ops:
-            rows.append(_row("stateful operators", "compatible", f"{names_new} on both sides", f"{cp.path.rstrip('/')}/state"))
-        for op, no in zip(ops, new.operators):
-            docs, spath = _schema_of(storage, op.path, op.schema_files)
-            for what, old_s, new_s in (("key", docs[0] if docs else None, no.key_schema), ("value", docs[1] if len(docs) > 1 else None, no.value_schema)):
-                if old_s is None or new_s is None:
-                    continue
-                if shape(old_s) == shape(new_s):
-                    rows.append(_row(f"state {op.operator_id} {what} schema", "compatible", _types(new_s), spath))
-                else:
-                    rows.append(_row(f"state {op.operator_id} {what} schema", "incompatible",
-                                     f"stored {_types(old_s)}, the query needs {_types(new_s)} (StateSchemaCompatibilityChecker)", spath))
-            if docs and new.watermark_delays_ms:
-                old_wm = _watermark_ms(docs[0])
-                if old_wm is not None and old_wm not in new.watermark_delays_ms:
-                    rows.append(_row("watermark", "allowed",
-                                     f"delay {old_wm} ms → {new.watermark_delays_ms[0]} ms: state is evicted by the new watermark from the next batch; late rows are cut off differently", spath))
-            if op.output_mode and op.output_mode.lower() != new.output_mode:
-                rows.append(_row("output mode", "allowed", f"state written in {op.output_mode} mode, the query uses {new.output_mode}", op.path))
-    # restored confs
-    if latest is not None:
-        for key in RESTORED_CONFS:
-            old_v, new_v = latest.conf.get(key), new.conf.get(key)
-            if old_v is None or new_v is None or old_v == new_v:
+    state_path = f"{cp.path.rstrip('/')}/state"
+    if len(ops) != len(new.operators) or any(a not in ("?", b) for a, b in zip(names_old, names_new, strict=True)):
+        return [_row("stateful operators", "incompatible",
+                     f"the checkpoint has {names_old or 'no state'}, the query {names_new or 'no stateful operator'}", state_path)]
+    if ops:
+        rows.append(_row("stateful operators", "compatible", f"{names_new} on both sides", state_path))
+    for op, no in zip(ops, new.operators, strict=True):
+        docs, spath = _schema_of(storage, op.path, op.schema_files)
+        for what, old_s, new_s in (("key", docs[0] if docs else None, no.key_schema), ("value", docs[1] if len(docs) > 1 else None, no.value_schema)):
+            if old_s is None or new_s is None:
                 continue
-            if key == "spark.sql.shuffle.partitions" and not ops:
-                rows.append(_row(key, "compatible", f"{old_v} → {new_v}: stateless query (Spark still keeps the checkpoint's value)", off_path))
-                continue
-            rows.append(_row(key, "allowed", f"{old_v} → {new_v}: Spark restores the checkpoint's {old_v} for this query and ignores the new value", off_path))
-    if new.query_name:
-        rows.append(_row("query name", "compatible", "the query name is not stored in the checkpoint", None))
-    worst = max((RANK[r["verdict"]] for r in rows), default=0)
-    verdict = {0: "compatible", 1: "allowed", 3: "incompatible"}[worst]
-    return {"schema": SCHEMA, "path": cp.path, "query_id": cp.query_id, "verdict": verdict, "rules": rows}
+            if shape(old_s) == shape(new_s):
+                rows.append(_row(f"state {op.operator_id} {what} schema", "compatible", _types(new_s), spath))
+            else:
+                rows.append(_row(f"state {op.operator_id} {what} schema", "incompatible",
+                                 f"stored {_types(old_s)}, the query needs {_types(new_s)} (StateSchemaCompatibilityChecker)", spath))
+        if docs and new.watermark_delays_ms:
+            old_wm = _watermark_ms(docs[0])
+            if old_wm is not None and old_wm not in new.watermark_delays_ms:
+                rows.append(_row("watermark", "allowed",
+                                 f"delay {old_wm} ms → {new.watermark_delays_ms[0]} ms: state is evicted by the new watermark from the next batch; late rows are cut off differently", spath))
+        if op.output_mode and op.output_mode.lower() != new.output_mode:
+            rows.append(_row("output mode", "allowed", f"state written in {op.output_mode} mode, the query uses {new.output_mode}", op.path))
+    return rows
+
+
+def _conf_rows(old_conf: Mapping[str, str], new: NewQuery, stateful: bool, off_path: str | None) -> list[dict[str, Any]]:
+    """The confs Spark restores from the latest offsets (:data:`RESTORED_CONFS`) that the new
+    query sets otherwise: the checkpoint's value wins (a stateless query's shuffle partitions
+    do not matter)."""
+    rows: list[dict[str, Any]] = []
+    for key in RESTORED_CONFS:
+        old_v, new_v = old_conf.get(key), new.conf.get(key)
+        if old_v is None or new_v is None or old_v == new_v:
+            continue
+        if key == "spark.sql.shuffle.partitions" and not stateful:
+            rows.append(_row(key, "compatible", f"{old_v} → {new_v}: stateless query (Spark still keeps the checkpoint's value)", off_path))
+            continue
+        rows.append(_row(key, "allowed", f"{old_v} → {new_v}: Spark restores the checkpoint's {old_v} for this query and ignores the new value", off_path))
+    return rows
 

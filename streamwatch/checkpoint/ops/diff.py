@@ -43,9 +43,11 @@ def _num(v: Any) -> int | float | None:
 
 
 def _source_change(old: SourceState | None, new: SourceState | None) -> dict[str, Any]:
-    kind = (new or old).kind if (new or old) else None  # type: ignore[union-attr]
+    either = new or old
+    assert either is not None, "a source is on at least one side"
+    kind = either.kind
     doc: dict[str, Any] = {
-        "id": (new or old).source_id,  # type: ignore[union-attr]
+        "id": either.source_id,
         "kind": kind,
         "old": old.raw if old else None,
         "new": new.raw if new else None,
@@ -122,19 +124,6 @@ def _state_change(old: OperatorState | None, new: OperatorState | None) -> dict[
 def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
     """The ``streamwatch.diff/1`` document for OLD → NEW (see docs/ops.md, "Checkpoint
     operations")."""
-    old_by = {s.source_id: s for s in old.sources}
-    new_by = {s.source_id: s for s in new.sources}
-    if len(old_by) == len(old.sources) and len(new_by) == len(new.sources):
-        # paired by id: an OffsetMap (offsets v2) writes its lines in Spark's map order, and a
-        # named source (Spark 4.2+) keeps its name when others come or go
-        ids = [s.source_id for s in new.sources] + [s.source_id for s in old.sources if s.source_id not in new_by]
-        sources = [_source_change(old_by.get(i), new_by.get(i)) for i in ids]
-    else:
-        n_src = max(len(old.sources), len(new.sources))
-        sources = [
-            _source_change(old.sources[i] if i < len(old.sources) else None, new.sources[i] if i < len(new.sources) else None)
-            for i in range(n_src)
-        ]
     old_ops = {o.operator_id: o for o in old.state}
     new_ops = {o.operator_id: o for o in new.state}
     state = [_state_change(old_ops.get(i), new_ops.get(i)) for i in sorted(set(old_ops) | set(new_ops))]
@@ -144,13 +133,6 @@ def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
         "removed": {k: oc[k] for k in sorted(set(oc) - set(nc))},
         "changed": {k: {"old": oc[k], "new": nc[k]} for k in sorted(set(oc) & set(nc)) if oc[k] != nc[k]},
     }
-    files_added = None
-    if new.sink_files is not None:
-        before = {p for p, _ in old.sink_files} if old.sink_files is not None else None
-        if before is not None:
-            files_added = sorted(p for p, _ in new.sink_files if p not in before)
-        elif old.latest is not None:
-            files_added = sorted(p for p, b in new.sink_files if b > old.latest)
     appeared, cleared, changed_findings = _findings_change(old, new)
     wm_o, wm_n = old.watermark_ms, new.watermark_ms
     return {
@@ -158,17 +140,8 @@ def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
         "old": {"path": old.path, "origin": old.origin, "query_id": old.query_id},
         "new": {"path": new.path, "origin": new.origin, "query_id": new.query_id},
         "same_query": None if old.query_id is None or new.query_id is None else old.query_id == new.query_id,
-        "batches": {
-            "old": {"first": old.first, "latest": old.latest, "last_committed": old.last_committed},
-            "new": {"first": new.first, "latest": new.latest, "last_committed": new.last_committed},
-            "planned": _span(None if old.latest is None else old.latest + 1, new.latest) if old.latest is not None else _span(new.first, new.latest),
-            "committed": _span(None if old.last_committed is None else old.last_committed + 1, new.last_committed)
-            if old.last_committed is not None
-            else _span(new.first, new.last_committed),
-            "purged": _span(old.first, min(old.latest if old.latest is not None else -1, (new.first if new.first is not None else 0) - 1)) if old.first is not None else None,
-            "rolled_back": _span(None if new.latest is None else new.latest + 1, old.latest) if new.latest is not None else _span(old.first, old.latest),
-        },
-        "sources": sources,
+        "batches": _batches_change(old, new),
+        "sources": _sources_change(old, new),
         "watermark": {
             "old_ms": wm_o,
             "new_ms": wm_n,
@@ -181,11 +154,56 @@ def diff(old: Snapshot, new: Snapshot) -> dict[str, Any]:
         "sink": {
             "kind": new.sink_kind or old.sink_kind,
             "entries": {"old": old.sink_entries, "new": new.sink_entries},
-            "files_added": files_added,
+            "files_added": _files_added(old, new),
             "delta_version": {"old": old.delta_version, "new": new.delta_version} if (old.delta_version, new.delta_version) != (None, None) else None,
         },
         "findings": {"appeared": appeared, "cleared": cleared, "changed": changed_findings},
     }
+
+
+def _batches_change(old: Snapshot, new: Snapshot) -> dict[str, Any]:
+    """Both ends of the logs, and the batch ids ``planned``, ``committed``, ``purged`` (gone
+    from the start of the offsets log) and ``rolled_back`` (gone from its end) in between."""
+    return {
+        "old": {"first": old.first, "latest": old.latest, "last_committed": old.last_committed},
+        "new": {"first": new.first, "latest": new.latest, "last_committed": new.last_committed},
+        "planned": _span(None if old.latest is None else old.latest + 1, new.latest) if old.latest is not None else _span(new.first, new.latest),
+        "committed": _span(None if old.last_committed is None else old.last_committed + 1, new.last_committed)
+        if old.last_committed is not None
+        else _span(new.first, new.last_committed),
+        "purged": _span(old.first, min(old.latest if old.latest is not None else -1, (new.first if new.first is not None else 0) - 1)) if old.first is not None else None,
+        "rolled_back": _span(None if new.latest is None else new.latest + 1, old.latest) if new.latest is not None else _span(old.first, old.latest),
+    }
+
+
+def _sources_change(old: Snapshot, new: Snapshot) -> list[dict[str, Any]]:
+    """Each source's change, paired by source id when both sides' ids are unique (NEW's
+    order, then those only OLD has), else by position."""
+    old_by = {s.source_id: s for s in old.sources}
+    new_by = {s.source_id: s for s in new.sources}
+    if len(old_by) == len(old.sources) and len(new_by) == len(new.sources):
+        # paired by id: an OffsetMap (offsets v2) writes its lines in Spark's map order, and a
+        # named source (Spark 4.2+) keeps its name when others come or go
+        ids = [s.source_id for s in new.sources] + [s.source_id for s in old.sources if s.source_id not in new_by]
+        return [_source_change(old_by.get(i), new_by.get(i)) for i in ids]
+    n_src = max(len(old.sources), len(new.sources))
+    return [
+        _source_change(old.sources[i] if i < len(old.sources) else None, new.sources[i] if i < len(new.sources) else None)
+        for i in range(n_src)
+    ]
+
+
+def _files_added(old: Snapshot, new: Snapshot) -> list[str] | None:
+    """The file sink's files NEW lists and OLD does not (by the batch ids after OLD's latest
+    when OLD's files are not known); None when NEW's are not known, or neither way applies."""
+    if new.sink_files is None:
+        return None
+    if old.sink_files is not None:
+        before = {p for p, _ in old.sink_files}
+        return sorted(p for p, _ in new.sink_files if p not in before)
+    if old.latest is not None:
+        return sorted(p for p, b in new.sink_files if b > old.latest)
+    return None
 
 
 Found = tuple[str, str, str, str | None]
@@ -257,7 +275,7 @@ def _findings_change(old: Snapshot, new: Snapshot) -> tuple[list[dict[str, Any]]
                 rest.append(o)
             else:
                 news.remove(same)
-        for o, n in zip(rest, news):
+        for o, n in zip(rest, news, strict=False):  # the longer side's rest is cleared/appeared below
             changed_.append({"code": code, "subject": subject, "old": _finding(o, subject), "new": _finding(n, subject)})
         cleared += [_finding(o, subject) for o in rest[len(news):]]
         appeared += [_finding(n, subject) for n in news[len(rest):]]
@@ -293,7 +311,7 @@ def at_batch(cp: Checkpoint, batch_id: int) -> Snapshot:
         raise BatchRangeError(f"batch {batch_id} has no offsets file in this checkpoint (offsets hold {known})")
     parsed = tuple(off.parsed) + (None,) * (len(off.sources) - len(off.parsed))
     sources = []
-    for i, (sid, raw, p) in enumerate(zip(off.source_ids, off.sources, parsed)):
+    for i, (sid, raw, p) in enumerate(zip(off.source_ids, off.sources, parsed, strict=True)):
         log = log_at(cp.sources, off, i)
         files = None
         if log is not None and log.entries_loaded:

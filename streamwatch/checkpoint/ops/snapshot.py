@@ -92,7 +92,7 @@ def from_checkpoint(cp: Checkpoint) -> Snapshot:
     sources: list[SourceState] = []
     if latest is not None:
         parsed = tuple(latest.parsed) + (None,) * (len(latest.sources) - len(latest.parsed))
-        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, parsed)):
+        for i, (sid, raw, p) in enumerate(zip(latest.source_ids, latest.sources, parsed, strict=True)):
             s = _src(sid, raw, p)
             log = log_at(cp.sources, latest, i)
             if log is not None:
