@@ -9,12 +9,17 @@ Three faces share one typed model (:mod:`streamwatch.model`):
 Importing this package imports neither pyspark nor textual.
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what `streamwatch.record` is, for a type checker; loaded lazily below
+    from streamwatch.spark.record import record as record
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "record"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """``streamwatch.record`` is loaded on first use (it imports pyspark)."""
     if name == "record":
         from streamwatch.spark.record import record

@@ -52,10 +52,7 @@ class Workspace:
 
     def __init__(self, root: Location | str | Path, local: Path | None = None) -> None:
         loc = root if isinstance(root, Location) else Location.parse(root)
-        if loc.is_local:
-            here = Path(loc)
-        else:
-            here = (local or DEFAULT_WORKSPACE).expanduser().absolute()
+        here = Path(loc) if loc.is_local else (local or DEFAULT_WORKSPACE).expanduser().absolute()
         object.__setattr__(self, "root", loc)
         object.__setattr__(self, "local", here)
 

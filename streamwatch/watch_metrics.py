@@ -19,6 +19,8 @@ unknown), set each time a batch commits.
 
 from __future__ import annotations
 
+import contextlib
+
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from streamwatch.analysis.health_window import Health
@@ -71,7 +73,7 @@ class WatchMetrics:
             self.stuck.labels(rec.query, rec.id).set(1 if rec.stuck else 0)
         elif isinstance(rec, QueryHealth):
             for state in Health:
-                self.health.labels(rec.query, rec.id, state.value).set(1 if state.value == rec.health else 0)
+                self.health.labels(rec.query, rec.id, state.value).set(1 if state is rec.health else 0)
         elif isinstance(rec, SourceLag):
             labels = (rec.query, rec.id, rec.source)
             for gauge, value in ((self.lag, rec.lag_s), (self.source_backlog, rec.backlog),
@@ -79,20 +81,16 @@ class WatchMetrics:
                                  (self.catchup, rec.catchup_s)):
                 if value is not None:
                     gauge.labels(*labels).set(value)
-                else:  # unknown now: no stale value left behind
-                    try:
+                else:  # unknown now: no stale value left behind (KeyError: none was set)
+                    with contextlib.suppress(KeyError):
                         gauge.remove(*labels)
-                    except KeyError:
-                        pass
         elif isinstance(rec, PipelineEdge):
             self.backlog.labels(rec.upstream, rec.downstream).set(rec.backlog_files)
             if rec.lag_s is not None:
                 self.edge_lag.labels(rec.upstream, rec.downstream).set(rec.lag_s)
             else:
-                try:
+                with contextlib.suppress(KeyError):
                     self.edge_lag.remove(rec.upstream, rec.downstream)
-                except KeyError:
-                    pass
 
     def close(self) -> None:
         self._server.shutdown()

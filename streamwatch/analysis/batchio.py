@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
 from streamwatch.analysis.probe import FileStat, Probe, same_place
 from streamwatch.analysis.records import BatchOutput, SourceInput, StateUsage
 from streamwatch.checkpoint.delta import parse_delta_commit
-from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, split_header
+from streamwatch.checkpoint.logs import MAX_FILE_LOG_VERSION, parse_commit, split_header
 from streamwatch.model.batchlogs import OffsetLogEntry, SourceOffset
 from streamwatch.model.deltalog import DeltaCommit
 from streamwatch.model.statestore import StateOperator
@@ -32,8 +33,8 @@ from streamwatch.model.statestore import StateOperator
 SEEN_PATHS = 200_000
 
 
-def _json_lines(body: bytes) -> list[dict]:
-    out = []
+def _json_lines(body: bytes) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for line in body.split(b"\n"):
         if line.strip():
             try:
@@ -45,10 +46,10 @@ def _json_lines(body: bytes) -> list[dict]:
     return out
 
 
-def _tail_of_batch(body: bytes, batch_id: int) -> list[dict]:
+def _tail_of_batch(body: bytes, batch_id: int) -> list[dict[str, Any]]:
     """The lines of ``batch_id`` at the end of a file-source ``.compact`` file (entries are in
     batch order, so only the tail is parsed, not the whole history)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     end = len(body)
     while end > 0:
         start = body.rfind(b"\n", 0, end) + 1
@@ -67,7 +68,7 @@ def _tail_of_batch(body: bytes, batch_id: int) -> list[dict]:
     return out
 
 
-def read_log_file(probe: Probe, folder: str, batch_id: int, *, tail_only: bool = False) -> tuple[list[dict], bool] | None:
+def read_log_file(probe: Probe, folder: str, batch_id: int, *, tail_only: bool = False) -> tuple[list[dict[str, Any]], bool] | None:
     """Entries of a compactible log's batch ``batch_id`` (``N``, else ``N.compact``) and
     whether they came from a compact file; None when neither exists or is readable.
     ``tail_only``: from a compact file keep only the trailing lines whose ``batchId`` is
@@ -100,10 +101,11 @@ def _number(p: SourceOffset | None) -> int | None:
     if isinstance(v, int):
         return v
     values = [d.get("value") for d in p.fields.values() if isinstance(d, dict)]
-    return sum(values) if values and all(isinstance(x, int) for x in values) else None
+    ints = [x for x in values if isinstance(x, int)]
+    return sum(ints) if values and len(ints) == len(values) else None
 
 
-def _int(v) -> int | None:
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
@@ -236,8 +238,9 @@ class DeltaSinkReader:
         data = self.probe.read(self.probe.join(self.folder, f"{version:020d}.json"))
         for row in _json_lines(data or b""):
             meta = row.get("metaData")
-            if isinstance(meta, dict) and isinstance(meta.get("id"), str):
-                return meta["id"]
+            table_id = meta.get("id") if isinstance(meta, dict) else None
+            if isinstance(table_id, str):
+                return table_id
         return None
 
     def catch_up(self) -> None:
@@ -278,7 +281,18 @@ class StateReader:
                      for p in op.partitions]
             self.folders.append((op.operator_id, op.path, op.provider, parts))
 
-    def usage(self, batch_id: int, provider_hint: str | None, unique_ids: dict | None) -> tuple[StateUsage, ...]:
+    def batch_usage(self, batch_id: int, entry: OffsetLogEntry | None, commit_path: str) -> tuple[StateUsage, ...]:
+        """:meth:`usage` of batch ``batch_id``, the provider told by its ``offsets/N`` conf
+        (``spark.sql.streaming.stateStore.providerClass``; HDFS-backed when not said) and, for
+        RocksDB, the v2 unique ids of ``commits/N`` at ``commit_path`` (checkpoint format v2
+        names RocksDB files by them)."""
+        cls = entry.conf.get("spark.sql.streaming.stateStore.providerClass", "") if entry else ""
+        if "RocksDB" not in cls:
+            return self.usage(batch_id, "hdfs", None)
+        c, _ = parse_commit(self.probe.read(commit_path) or b"", batch_id, commit_path)
+        return self.usage(batch_id, "rocksdb", dict(c.state_unique_ids) if c is not None and c.state_unique_ids else None)
+
+    def usage(self, batch_id: int, provider_hint: str | None, unique_ids: dict[str, Any] | None) -> tuple[StateUsage, ...]:
         v = batch_id + 1
         out = []
         for op_id, _path, provider, parts in self.folders:

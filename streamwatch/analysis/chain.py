@@ -26,6 +26,7 @@ import posixpath
 import statistics
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from streamwatch.analysis.batchio import FileSinkReader
 from streamwatch.analysis.probe import Probe, ProbeError, same_place
@@ -39,6 +40,9 @@ REMEMBERED_FILES = 200_000
 LATENCY_BATCHES = 20
 #: Delta versions remembered per query writing a Delta table (their origins, for end-to-end latency)
 DELTA_VERSIONS = 10_000
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -73,7 +77,7 @@ def _delta_origins(version_origin: OrderedDict[int, int], versions: tuple[int, i
     return [o for v, o in version_origin.items() if lo <= v <= hi]
 
 
-def _bounded(d: OrderedDict, limit: int = REMEMBERED_FILES) -> None:
+def _bounded(d: OrderedDict[_K, _V], limit: int = REMEMBERED_FILES) -> None:
     while len(d) > limit:
         d.popitem(last=False)
 
@@ -150,7 +154,7 @@ class PipelineChain:
             done.add(batch)
             if out is None:
                 continue
-            for uri, size in zip(out.paths, out.sizes or (0,) * len(out.paths)):
+            for uri, size in zip(out.paths, out.sizes or (0,) * len(out.paths), strict=True):
                 layer.written[same_place(uri)] = (size, batch, origins.get(batch) or committed)
         _bounded(layer.written)
 
@@ -163,7 +167,7 @@ class PipelineChain:
         origins: list[int] = []
         oldest_input: int | None = None
         for s in rec.inputs:
-            for uri, mtime in zip(s.paths, s.file_mtimes_ms or (0,) * len(s.paths)):
+            for uri, mtime in zip(s.paths, s.file_mtimes_ms or (0,) * len(s.paths), strict=True):
                 key = same_place(uri)
                 up = self._upstream_of(uri)
                 layer.read[key] = up or ""
@@ -192,7 +196,7 @@ class PipelineChain:
             layer.latencies.append(rec.duration_ms)
         if rec.output is not None and rec.output.kind == "file":
             sizes = rec.output.sizes or (0,) * len(rec.output.paths)
-            for uri, size in zip(rec.output.paths, sizes):
+            for uri, size in zip(rec.output.paths, sizes, strict=True):
                 layer.written[same_place(uri)] = (size, rec.batch_id, origin or rec.committed_at_ms)
             _bounded(layer.written)
         if rec.output is not None and rec.output.kind == "delta":

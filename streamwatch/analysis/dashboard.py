@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
@@ -18,6 +17,7 @@ from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_f
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.analysis.realtime import looks_real_time
 from streamwatch.analysis.triggers import Trigger, known_trigger, trigger_label
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
 from streamwatch.model.deltalog import DeltaBacklog, delta_backlog
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
@@ -47,9 +47,11 @@ class DashboardModel:
     notices: list[RuntimeNotice] = field(default_factory=list)
     event_log: collections.deque[tuple[str, EventLine]] = field(init=False)
     event_count: int = 0
-    checkpoints: dict[str, Any] = field(default_factory=dict)
+    #: the last checkpoint scan: each readable query's checkpoint, why the others are not
+    #: readable, each readable one's per-batch timeline (by query name)
+    checkpoints: dict[str, Checkpoint] = field(default_factory=dict)
     cp_errors: dict[str, str] = field(default_factory=dict)
-    timelines: dict[str, tuple] = field(default_factory=dict)
+    timelines: dict[str, tuple[BatchRow, ...]] = field(default_factory=dict)
     heads: dict[str, CheckpointHead] = field(default_factory=dict)
     consumed: dict[str, Consumed] = field(default_factory=dict)
     diagnoses: dict[str, Diagnosis] = field(default_factory=dict)
@@ -84,9 +86,11 @@ class DashboardModel:
         self.landed_count += 1
         self._journeys = None
 
-    def set_checkpoints(self, checkpoints: Mapping[str, Any], errors: Mapping[str, str],
-                        timelines: Mapping[str, tuple]) -> None:
-        """Take one checkpoint scan (``streamwatch.checkpoint`` objects by query name). Raises
+    def set_checkpoints(self, checkpoints: Mapping[str, Checkpoint], errors: Mapping[str, str],
+                        timelines: Mapping[str, tuple[BatchRow, ...]]) -> None:
+        """Take one checkpoint scan (:func:`streamwatch.checkpoint.read_checkpoint`'s
+        :class:`Checkpoint` and :func:`~streamwatch.checkpoint.batch_timeline` rows by query
+        name, the error text of each unreadable one). Raises
         what :func:`consumed_files` raises, after storing everything else."""
         self.checkpoints = dict(checkpoints)
         self.cp_errors = dict(errors)

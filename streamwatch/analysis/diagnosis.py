@@ -38,6 +38,7 @@ long-running checkpoint interval, and progress comes once per interval. The rule
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from streamwatch.analysis import realtime
 from streamwatch.analysis.board import QueryRow
@@ -175,7 +176,7 @@ def _falling_behind(window: list[QueryProgress]) -> str | None:
     for metric in BACKLOG_METRICS:
         values = [_backlog(p, metric) for p in window]
         known = [v for v in values if v is not None]
-        if len(known) == len(values) and all(a < b for a, b in zip(known, known[1:])):
+        if len(known) == len(values) and all(a < b for a, b in pairwise(known)):
             return f"slow: falling behind, {known[-1]:,.0f} {_BACKLOG_UNIT[metric]} (rising)"
     return None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.checkpoint.sdp import sdp_flow, superseded
@@ -49,7 +50,7 @@ def _name(rel: str, url: str) -> str:
     return "/".join(parts)
 
 
-def discover(path: str, storage_options: dict | None = None) -> list[Found]:
+def discover(path: str, storage_options: dict[str, Any] | None = None) -> list[Found]:
     """Checkpoints under ``path`` (sorted by location). Raises :class:`DiscoveryError` when
     ``path`` is missing or holds none."""
     try:

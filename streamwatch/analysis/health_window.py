@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
+from itertools import pairwise
 
 from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, SourceLag
 
@@ -47,7 +48,7 @@ from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, Sour
 RISING_SAMPLES = 3
 
 
-class Health(str, Enum):
+class Health(StrEnum):
     """A query's health over the window (values as written in ``query-health`` records)."""
 
     OK = "ok"
@@ -148,10 +149,9 @@ def _rising(lags: tuple[SourceLag, ...]) -> SourceLag | None:
         by_source.setdefault(lag.source, []).append(lag)
     for samples in by_source.values():
         tail = samples[-RISING_SAMPLES:]
-        values = [s.lag_s for s in tail]
-        if len(tail) == RISING_SAMPLES and all(v is not None for v in values) and (tail[-1].backlog or 0) > 0:
-            if all(b > a for a, b in zip(values, values[1:])):  # type: ignore[operator]
-                return tail[0]
+        values = [s.lag_s for s in tail if s.lag_s is not None]
+        if len(values) == RISING_SAMPLES and (tail[-1].backlog or 0) > 0 and all(b > a for a, b in pairwise(values)):
+            return tail[0]
     return None
 
 

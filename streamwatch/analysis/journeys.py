@@ -5,9 +5,9 @@ Python over model objects; no textual, no pyspark."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import unquote, urlparse
 
 from streamwatch.model.checkpoint import Checkpoint
@@ -36,21 +36,13 @@ class ReadFile(NamedTuple):
     log_batch_id: int
 
 
-def file_entries(checkpoint: Any) -> Iterable[Any]:
-    """:class:`ReadFile` objects (``path``, ``batch_id`` …) of every file-source log of a
-    checkpoint (``Checkpoint.sources``), each credited to the query batch that read it
-    through the offsets' ``logOffset`` (the source log numbers its batches itself: its
-    ``batchId`` is not the query's); nothing when the reader provides none."""
-    if isinstance(checkpoint, Checkpoint):
-        for source, e, batch in checkpoint.files_by_batch().query_batches():
-            yield ReadFile(source, e.path, e.timestamp_ms, batch, e.batch_id)
-        return
-    for src in getattr(checkpoint, "sources", None) or ():
-        entries = getattr(src, "entries", None)
-        if entries is None and hasattr(src, "path") and hasattr(src, "batch_id"):
-            yield src
-            continue
-        yield from entries or ()
+def file_entries(checkpoint: Checkpoint) -> Iterator[ReadFile]:
+    """:class:`ReadFile` objects of every file-source log of a checkpoint
+    (``Checkpoint.sources``), each credited to the query batch that read it through the
+    offsets' ``logOffset`` (the source log numbers its batches itself: its ``batchId`` is not
+    the query's)."""
+    for source, e, batch in checkpoint.files_by_batch().query_batches():
+        yield ReadFile(source, e.path, e.timestamp_ms, batch, e.batch_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +57,11 @@ class Consumed:
     committed: bool
 
 
-def _committed_log_offsets(cp: Any) -> dict[str, int]:
+def _committed_log_offsets(cp: Checkpoint) -> dict[str, int]:
     """Source folder name → ``logOffset`` the last committed batch had reached (when its
     offsets entry is read)."""
-    last = getattr(cp, "last_committed_batch_id", None)
-    if not isinstance(cp, Checkpoint) or last is None:
+    last = cp.last_committed_batch_id
+    if last is None:
         return {}
     out: dict[str, int] = {}
     for _, m in cp.files_by_batch().sources:
@@ -79,27 +71,23 @@ def _committed_log_offsets(cp: Any) -> dict[str, int]:
     return out
 
 
-def consumed_files(checkpoints: Mapping[str, Any]) -> dict[str, Consumed]:
+def consumed_files(checkpoints: Mapping[str, Checkpoint]) -> dict[str, Consumed]:
     """Normalised path → :class:`Consumed`, over the checkpoints (query name →
-    ``Checkpoint``). A file read by several queries keeps the first (plan order)."""
+    :class:`Checkpoint`). A file read by several queries keeps the first (plan order)."""
     out: dict[str, Consumed] = {}
     for query, cp in checkpoints.items():
-        last_commit = getattr(cp, "last_committed_batch_id", None)
+        last_commit = cp.last_committed_batch_id
         done = _committed_log_offsets(cp)
         for e in file_entries(cp):
-            try:
-                path = normalise_path(str(e.path))
-                batch = None if e.batch_id is None else int(e.batch_id)
-            except (TypeError, ValueError, AttributeError):
-                continue
+            path = normalise_path(e.path)
             if path in out:
                 continue
-            if batch is not None:
-                committed = last_commit is not None and batch <= last_commit
+            if e.batch_id is not None:
+                committed = last_commit is not None and e.batch_id <= last_commit
             else:
-                lo = done.get(str(getattr(e, "source", "")))
-                committed = lo is not None and getattr(e, "log_batch_id", lo + 1) <= lo
-            out[path] = Consumed(query, batch, committed)
+                lo = done.get(e.source)
+                committed = lo is not None and e.log_batch_id <= lo
+            out[path] = Consumed(query, e.batch_id, committed)
     return out
 
 

@@ -177,9 +177,9 @@ def _delta_batches(cp: Checkpoint, versions: set[int], source_index: int) -> dic
         end = (rv, idx)
         for v in versions:
             starting = prev is None and o.fields.get("isStartingVersion")
-            if (starting and v <= rv) or ((prev is None or prev < (v + 1, -1)) and end > (v, -1)):
-                if prev != end:
-                    out[entry.batch_id].add(v)
+            read_v = (starting and v <= rv) or ((prev is None or prev < (v + 1, -1)) and end > (v, -1))
+            if read_v and prev != end:
+                out[entry.batch_id].add(v)
         prev = end
     return out
 
@@ -252,7 +252,7 @@ def file_journey(plan: RunPlan, file: str, *, rows: bool = True) -> Journey:
         carried[q.query_name] = hops
         got = [h.rows for h in hops if h.rows is not None]
         step_rows[q.query_name] = sum(got) if got else None
-        ups = [step_rows.get(u) for u in q.upstream if step_rows.get(u) is not None]
+        ups = [n for u in q.upstream if (n := step_rows.get(u)) is not None]
         if hops:
             note = _note(q, hops, sum(ups) if len(ups) == 1 else None)
         steps.append(Step(q.query_name, q.layer, q.table, q.upstream, tuple(hops), note))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from streamwatch.analysis.records import PipelineEdge
 from streamwatch.analysis.session import CheckpointWatch
@@ -184,7 +185,7 @@ class PlanPipeline:
     :meth:`poll` reads what changed and returns the graph; never raises for a checkpoint that
     is not written yet or unreadable for a moment (it is tried again next poll)."""
 
-    def __init__(self, plan: RunPlan, poll_s: float = 2.0, storage_options: dict | None = None) -> None:
+    def __init__(self, plan: RunPlan, poll_s: float = 2.0, storage_options: dict[str, Any] | None = None) -> None:
         self.plan = plan
         self.watch = CheckpointWatch([], poll_s=poll_s, storage_options=storage_options, rediscover_s=None,
                                      allow_empty=True)

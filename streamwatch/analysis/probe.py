@@ -70,7 +70,7 @@ class Probe:
     what the user would type. Raises :class:`ProbeError` from the constructor when fsspec
     cannot open the URL."""
 
-    def __init__(self, url: str, storage_options: dict | None = None) -> None:
+    def __init__(self, url: str, storage_options: dict[str, Any] | None = None) -> None:
         self.requests = 0
         self.protocol: str | None = None
         self._fs: Any = None
@@ -137,9 +137,9 @@ class Probe:
             from streamwatch.checkpoint.fs import store_errors_as_oserror
 
             with store_errors_as_oserror(path):
-                if self._refresh:  # s3fs: one GET (no HEAD for the size first)
-                    return self._fs.cat_file(path, max_concurrency=1)
-                return self._fs.cat_file(path)
+                # s3fs: one GET (no HEAD for the size first); fsspec is untyped: cat_file gives bytes
+                data: bytes = self._fs.cat_file(path, max_concurrency=1) if self._refresh else self._fs.cat_file(path)
+                return data
         except (OSError, ValueError):
             return None
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -121,7 +122,7 @@ def figures(progress: Sequence[QueryProgress], trigger_ms: int | None = None, re
     p = last[-1]
     behind = [_metric(q, "maxOffsetsBehindLatest") for q in last]
     known = [b for b in behind if b is not None]
-    growing = len(known) >= 3 and len(known) == len(behind) and all(a < b for a, b in zip(known, known[1:]))
+    growing = len(known) >= 3 and len(known) == len(behind) and all(a < b for a, b in pairwise(known))
     return RealTimeFigures(
         interval_ms=int(statistics.median(q.batch_duration for q in last)),
         last_rows=p.num_input_rows,

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:  # health_window judges these records; the verdict type is only annotated here
+    from streamwatch.analysis.health_window import Health, HealthVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +195,7 @@ class CheckpointStatus:
     idle: bool
     idle_s: float | None
 
-    def verdict(self) -> tuple:
+    def verdict(self) -> tuple[int | None, int | None, int | None, bool, bool]:
         """What a change is judged on (times excluded)."""
         return (self.last_batch_id, self.last_committed_batch_id, self.in_flight_batch_id, self.stuck, self.idle)
 
@@ -296,7 +299,7 @@ class SourceLag:
     catching_up: bool | None = None
     reason: str | None = None
 
-    def verdict(self) -> tuple:
+    def verdict(self) -> tuple[int | None, bool | None, str | None]:
         """What a change is judged on (times excluded)."""
         return (self.backlog, self.catching_up, self.reason)
 
@@ -312,37 +315,37 @@ class SourceLag:
 
 @dataclass(frozen=True, slots=True)
 class QueryHealth:
-    """A query's health over the watch's sliding window (see
-    :mod:`streamwatch.analysis.health_window`), emitted when it changes: ``health``
-    (``ok``, ``lagging``, ``stalled``, ``stopped``, ``failing``, ``idle``, ``unknown``),
-    ``previous`` (None on the first verdict), a one-line ``reason``, ``since_ms`` (epoch ms
-    the state dates from) and the evidence: ``batch_id`` (in flight, else last committed),
-    ``backlog`` files waiting on the file sources (None unknown), ``lag_s`` the largest source
-    lag (s), ``commits`` batches and ``samples`` lag samples in the window, ``failed_runs``
-    runs that failed on the in-flight batch (None: no listener recording to tell)."""
+    """A query's health over the watch's sliding window, emitted when it changes: the
+    ``verdict`` (:class:`~streamwatch.analysis.health_window.HealthVerdict` — health, one-line
+    reason and its evidence: batch id, backlog files, lag s, commits and lag samples in the
+    window, runs failed on the in-flight batch), judged at ``at_ms`` (epoch ms), and the
+    ``previous`` :class:`~streamwatch.analysis.health_window.Health` (None on the first)."""
 
     kind: ClassVar[str] = "query-health"
     id: str
     query: str
     checkpoint: str
     at_ms: int
-    health: str
-    previous: str | None
-    reason: str
-    since_ms: int | None
-    batch_id: int | None = None
-    backlog: int | None = None
-    lag_s: float | None = None
-    commits: int = 0
-    samples: int = 0
-    failed_runs: int | None = None
+    verdict: HealthVerdict
+    previous: Health | None = None
+
+    @property
+    def health(self) -> Health:
+        return self.verdict.health
+
+    @property
+    def since_ms(self) -> int:
+        """Epoch ms the state dates from: the verdict's evidence, else when it was judged."""
+        return self.verdict.since_ms if self.verdict.since_ms is not None else self.at_ms
 
     def to_dict(self) -> dict[str, Any]:
+        v = self.verdict
         return {
             "kind": self.kind, "id": self.id, "query": self.query, "checkpoint": self.checkpoint,
-            "atMs": self.at_ms, "health": self.health, "previous": self.previous, "reason": self.reason,
-            "sinceMs": self.since_ms, "batchId": self.batch_id, "backlog": self.backlog, "lagSeconds": self.lag_s,
-            "commits": self.commits, "samples": self.samples, "failedRuns": self.failed_runs,
+            "atMs": self.at_ms, "health": v.health.value,
+            "previous": self.previous.value if self.previous is not None else None, "reason": v.reason,
+            "sinceMs": self.since_ms, "batchId": v.batch_id, "backlog": v.backlog, "lagSeconds": v.lag_s,
+            "commits": v.commits, "samples": v.samples, "failedRuns": v.failed_runs,
         }
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
@@ -31,8 +32,8 @@ class CheckpointWatch:
     everything under the PATH, so rarely). A PATH that is a checkpoint is never searched again."""
 
     def __init__(self, paths: list[str], *, poll_s: float = 1.0, history: int = 100,
-                 storage_options: dict | None = None, clock: Callable[[], float] = time.time,
-                 file_sizes: bool = True, rediscover_s: float = 30.0, allow_empty: bool = False) -> None:
+                 storage_options: dict[str, Any] | None = None, clock: Callable[[], float] = time.time,
+                 file_sizes: bool = True, rediscover_s: float | None = 30.0, allow_empty: bool = False) -> None:
         self.paths = list(paths)
         self.poll_s = poll_s
         self.history = history
@@ -135,7 +136,7 @@ class CheckpointWatch:
         """Every watched file source's latest :class:`SourceLag`."""
         return [lag for w in self.watchers for lag in w.lags.values()]
 
-    def _finish(self, raw: list[WatchRecord]) -> list[WatchRecord]:
+    def _finish(self, raw: Sequence[WatchRecord]) -> list[WatchRecord]:
         """Batches through the chain in commit order (so an upstream batch's lineage is known
         before a downstream batch that reads its files), then the edges if anything committed."""
         assert self.chain is not None

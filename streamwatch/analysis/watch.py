@@ -28,26 +28,28 @@ from __future__ import annotations
 import statistics
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from itertools import pairwise
+from typing import Any
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.diagnosis import stuck_limit_ms
-from streamwatch.analysis.health_window import Health, HealthWindow, RunOutcome, judge_health
+from streamwatch.analysis.health_track import HealthTracker, WatchedQuery
+from streamwatch.analysis.health_window import Health, HealthWindow
 from streamwatch.analysis.lag import FileSourceLag
 from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, QueryHealth, SourceLag
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import StorageError, open_storage
-from streamwatch.checkpoint.logs import parse_commit, parse_offsets
+from streamwatch.checkpoint.logs import parse_offsets
 from streamwatch.checkpoint.spark4 import find_repartitions
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint, SourceLog
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.findings import Finding
-from streamwatch.model.sparkjson import iso_to_epoch_ms
 
 IDLE_FACTOR = 2
 CADENCE_BATCHES = 20
@@ -56,10 +58,6 @@ CADENCE_BATCHES = 20
 LAG_EVERY_S = 5.0
 #: Findings that the status record reports better (they flip with every batch).
 TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
-#: Lag samples kept per file source for the health window.
-LAG_SAMPLES = 20
-#: Runs kept (listener outcomes) for the health window.
-RUNS_KEPT = 20
 
 WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag | QueryHealth
 
@@ -84,7 +82,7 @@ class CheckpointWatcher:
     Raises :class:`WatchError` from :meth:`open` when ``url`` is not a readable checkpoint."""
 
     def __init__(self, url: str, name: str | None = None, *, history: int = 100, poll_s: float = 1.0,
-                 sink: str | None = None, storage_options: dict | None = None,
+                 sink: str | None = None, storage_options: dict[str, Any] | None = None,
                  clock: Callable[[], float] = time.time, file_sizes: bool = True) -> None:
         self.url = url
         self.name = name or url.rstrip("/").rsplit("/", 1)[-1]
@@ -115,11 +113,8 @@ class CheckpointWatcher:
         self.lag_every = max(1, round(LAG_EVERY_S / poll_s)) if poll_s > 0 else 1
         self._polls = 0
         self._planned_new = False
-        #: every lag measurement, oldest first (the health window's samples; sized at open())
-        self.lag_samples: deque[SourceLag] = deque(maxlen=LAG_SAMPLES)
-        #: run outcomes by run id from a followed listener recording; None: no account of runs
-        self.runs: OrderedDict[str, RunOutcome] | None = None
-        self.health: QueryHealth | None = None
+        #: the health window's lag samples and runs, and the last verdict (sized at open())
+        self.tracker = HealthTracker()
 
     # -- opening -------------------------------------------------------------------------
     def open(self) -> list[WatchRecord]:
@@ -142,7 +137,7 @@ class CheckpointWatcher:
         self.sources = SourceReader(p, self.root, file_sizes=self._file_sizes)
         self.state = StateReader(p, cp.state) if cp.state else None
         self.file_lags = self._open_file_lags(cp)
-        self.lag_samples = deque(maxlen=LAG_SAMPLES * max(1, len(self.file_lags)))
+        self.tracker.size_for(len(self.file_lags))
         offs, coms = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
         self.last_offset_id = offs[-1] if offs else None
         out: list[WatchRecord] = list(self._new_findings(cp.findings))
@@ -251,15 +246,7 @@ class CheckpointWatcher:
             output = self.file_sink.output(batch_id, planned)
         elif self.delta_sink is not None:
             output = self.delta_sink.output(batch_id)
-        state = ()
-        if self.state is not None:
-            unique = None
-            cls = entry.conf.get("spark.sql.streaming.stateStore.providerClass", "") if entry else ""
-            provider = "rocksdb" if "RocksDB" in cls else "hdfs"
-            if provider == "rocksdb":  # checkpoint format v2 names RocksDB files by unique ids
-                c, _ = parse_commit(p.read(cpath) or b"", batch_id, cpath)
-                unique = dict(c.state_unique_ids) if c is not None and c.state_unique_ids else None
-            state = self.state.usage(batch_id, provider, unique)
+        state = self.state.batch_usage(batch_id, entry, cpath) if self.state is not None else ()
         wm = entry.watermark_ms if entry else None
         pwm = prev.watermark_ms if prev else None
         rec = CheckpointBatch(
@@ -281,7 +268,7 @@ class CheckpointWatcher:
         before anything is known."""
         recent = list(self.batches)[-CADENCE_BATCHES:]
         planned = [(b, e.timestamp_ms) for b, e in list(self.offsets.items())[-CADENCE_BATCHES - 1:] if e.timestamp_ms]
-        gaps = [t2 - t1 for (b1, t1), (b2, t2) in zip(planned, planned[1:]) if b2 == b1 + 1 and t2 > t1]
+        gaps = [t2 - t1 for (b1, t1), (b2, t2) in pairwise(planned) if b2 == b1 + 1 and t2 > t1]
         if gaps:
             return int(statistics.median(gaps))
         durs = [b.duration_ms for b in recent if b.duration_ms is not None and b.duration_ms >= 0]
@@ -342,8 +329,9 @@ class CheckpointWatcher:
     def _measure_lags(self) -> list[SourceLag]:
         """:meth:`measure_lags`, keeping each source's latest; the ones whose verdict changed."""
         changed = []
-        for lag in self.measure_lags():
-            self.lag_samples.append(lag)
+        measured = self.measure_lags()
+        self.tracker.add_lags(measured)
+        for lag in measured:
             before = self.lags.get(lag.source)
             self.lags[lag.source] = lag
             if before is None or before.verdict() != lag.verdict():
@@ -351,49 +339,25 @@ class CheckpointWatcher:
         return changed
 
     def observe_run(self, event: QueryStarted | QueryProgress | QueryTerminated) -> None:
-        """Take in one listener event of this query (others are ignored): the run's start
-        (``QueryStartedEvent.timestamp``), its last reported batch id, and whether it
-        terminated with an exception (:attr:`QueryTerminated.failed`). Once called, the
-        health window has an account of runs and can judge FAILING."""
+        """Take in one listener event of this query (others are ignored; see
+        :meth:`HealthTracker.observe_run`). Once called, the health window has an account of
+        runs and can judge FAILING."""
         if self.query_id and event.id != self.query_id:
             return
-        runs = self.runs if self.runs is not None else OrderedDict()
-        self.runs = runs
-        r = runs.get(event.run_id) or RunOutcome(event.run_id, None, None, False)
-        if isinstance(event, QueryStarted):
-            r = replace(r, started_ms=iso_to_epoch_ms(event.timestamp))
-        elif isinstance(event, QueryProgress):
-            r = replace(r, last_batch_id=max(event.batch_id, r.last_batch_id if r.last_batch_id is not None else -1))
-        else:
-            r = replace(r, failed=event.failed, error=event.exception)
-        runs[event.run_id] = r
-        while len(runs) > RUNS_KEPT:
-            runs.popitem(last=False)
+        self.tracker.observe_run(event)
 
     def health_window(self, now_ms: int | None = None) -> HealthWindow:
         """What the health verdict is judged on at ``now_ms`` (default: the clock): the
         status then, the recent committed batches, the lag samples, the runs seen."""
-        now = int(self.clock() * 1000) if now_ms is None else now_ms
-        return HealthWindow(now_ms=now, status=self.judge(now), batches=tuple(list(self.batches)[-CADENCE_BATCHES:]),
-                            lags=tuple(self.lag_samples), runs=tuple(self.runs.values()) if self.runs is not None else None,
-                            commit_ms=tuple(self.commit_at.items()))
+        return self.tracker.window(self.judge(now_ms), list(self.batches)[-CADENCE_BATCHES:], self.commit_at.items())
 
     def health_change(self) -> list[QueryHealth]:
         """The :class:`QueryHealth` record when the verdict's health changed, else nothing."""
-        window = self.health_window()
-        v = judge_health(window)
-        before = self.health
-        if before is not None and before.health == v.health.value:
-            return []
-        self.health = QueryHealth(self.query_id, self.name, self.url, window.now_ms, v.health.value,
-                                  before.health if before is not None else None, v.reason,
-                                  v.since_ms if v.since_ms is not None else window.now_ms, v.batch_id, v.backlog,
-                                  v.lag_s, v.commits, v.samples, v.failed_runs)
-        return [self.health]
+        return self.tracker.change(WatchedQuery(self.query_id, self.name, self.url), self.health_window())
 
     def current_health(self) -> Health | None:
         """The latest verdict's :class:`Health` (None before :meth:`open`)."""
-        return Health(self.health.health) if self.health is not None else None
+        return self.tracker.current()
 
     def _status(self, now_ms: int | None = None) -> list[CheckpointStatus]:
         s = self.judge(now_ms)
@@ -412,7 +376,7 @@ class CheckpointWatcher:
         return [*health.log_findings(cp, p.join(d, "offsets"), p.join(d, "commits")),
                 *health.conf_findings(entries, p.join(d, "offsets"), find_repartitions(entries)), *health.watermark_findings(cp)]
 
-    def _new_findings(self, findings) -> list[CheckpointFinding]:
+    def _new_findings(self, findings: Iterable[Finding]) -> list[CheckpointFinding]:
         out = []
         for f in findings:
             key = (f.code, f.message)

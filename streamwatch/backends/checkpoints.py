@@ -19,6 +19,7 @@ import posixpath
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from streamwatch.analysis.fmt import CHECKPOINTS_SOURCE
 from streamwatch.analysis.merge import ListenerNumbers, MergedRecords
@@ -27,7 +28,7 @@ from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, Che
 from streamwatch.analysis.session import CheckpointWatch
 from streamwatch.backends.base import Backend, Control
 from streamwatch.model.events import QueryIdle, QueryProgress, QueryStarted
-from streamwatch.model.runtime import QueryPlan, RecordedSession, RunPlan, RuntimeNotice
+from streamwatch.model.runtime import NoticeLevel, QueryPlan, RecordedSession, RunPlan, RuntimeNotice
 
 RUN_ID = "checkpoint"  # no run id in a checkpoint: every watched query shows this one
 
@@ -58,7 +59,7 @@ class CheckpointBackend(Backend):
     emits_pipeline = True
 
     def __init__(self, paths: list[str], poll_s: float = 1.0, history: int = 100,
-                 storage_options: dict | None = None, recording: str | None = None) -> None:
+                 storage_options: dict[str, Any] | None = None, recording: str | None = None) -> None:
         self.watch = CheckpointWatch(paths, poll_s=poll_s, history=history, storage_options=storage_options)
         found = self.watch.found()
         numbers = f"numbers from {posixpath.basename(recording.rstrip('/'))}" if recording else "no listener"
@@ -131,7 +132,7 @@ class CheckpointBackend(Backend):
             emit(RuntimeNotice("warning", f"{r.query}: source {r.source} is not catching up: {r.backlog} file(s) "
                                           f"waiting, the oldest landed {r.lag_s:.0f} s ago"))
         elif isinstance(r, CheckpointFinding):
-            level = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
+            level: NoticeLevel = "error" if r.severity == "error" else "warning" if r.severity == "warning" else "info"
             emit(RuntimeNotice(level, f"{r.query}: {r.code}: {r.message}"))
 
     def stop(self) -> None:

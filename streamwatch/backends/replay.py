@@ -66,11 +66,12 @@ class ReplayBackend(Backend):
                  poll_s: float | None = None) -> None:
         if speed < 0:
             raise ValueError("speed must be >= 0")
-        self.path: str | Path = str(path) if is_url(path) else local_path(path)
+        local = None if is_url(path) else local_path(path)
+        self.path: str | Path = local if local is not None else str(path)
         self.speed = speed
         self.follow = follow
         self.poll_s = poll_s
-        if is_url(self.path):
+        if local is None:
             try:
                 names = _query_names(self.path)
             except EventSourceError:
@@ -78,7 +79,7 @@ class ReplayBackend(Backend):
                     raise
                 names = []  # nothing written yet: follow it anyway
         else:
-            names = _query_names(self.path) if self.path.exists() or not follow else []  # type: ignore[union-attr]
+            names = _query_names(local) if local.exists() or not follow else []
         name = posixpath.basename(str(self.path).rstrip("/"))
         self.plan = RunPlan(
             pipeline=f"replay {name}",

@@ -140,10 +140,11 @@ def open_decompressed(path: Path) -> IO[bytes]:
             f"{path.name}: {codec}-compressed event logs are not supported; "
             "use spark.eventLog.compression.codec=zstd or lz4"
         )
-    fh = open(path, "rb")
+    fh = open(path, "rb")  # noqa: SIM115 - returned (or wrapped) open: the caller closes it
     if codec is None:
         return fh
     if codec == "gzip":
+        # GzipFile is a binary file object; typeshed has it a BufferedIOBase, not an IO[bytes]
         return gzip.GzipFile(fileobj=fh)  # type: ignore[return-value]
     if codec == "zstd":
         import zstandard  # noqa: F401 - fail here, not mid-read, when the codec is missing

@@ -20,6 +20,7 @@ Rotation (``max_bytes``): when the active file reaches the size, it is renamed t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -167,7 +168,7 @@ class JsonlRecorder(Recorder):
         if self.path is not None:
             if not self.path.parent.exists():  # a file in the way: open() says "Not a directory"
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh: IO[bytes] = open(self.path, "ab")
+            self._fh: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - held until close() / the next rotation
         else:
             self._fh = stream if stream is not None else sys.stdout.buffer
         self._size = self._fh.tell() if self.path is not None else 0
@@ -206,24 +207,22 @@ class JsonlRecorder(Recorder):
 
     def _flush(self) -> None:
         self._pending = 0
-        try:
+        with contextlib.suppress(ValueError):  # closed stdout
             self._fh.flush()
-        except ValueError:  # closed stdout
-            pass
 
     def _rotate(self) -> None:
         assert self.path is not None
         self._flush()
         self._fh.close()
         segments = rotated_segments(self.path)
-        last = int(_SEGMENT.search(segments[-1].name).group(1)) if segments else 0  # type: ignore[union-attr]
+        last = int(segments[-1].name.rsplit(".", 1)[1]) if segments else 0  # rotated_segments: "<name>.<digits>"
         os.replace(self.path, self.path.with_name(f"{self.path.name}.{last + 1}"))
         self.rotations += 1
         if self.keep is not None:
             segments = rotated_segments(self.path)
             for old in segments[: max(0, len(segments) - self.keep)]:
                 old.unlink(missing_ok=True)
-        self._fh = open(self.path, "ab")
+        self._fh = open(self.path, "ab")  # noqa: SIM115 - held until close() / the next rotation
         self._size = 0
         self._emit(encode(self.header))
 

@@ -99,7 +99,7 @@ def read_recording(path: str | Path, report: ReadReport | None = None, *, follow
             continue
     if not follow:
         try:
-            fh = open(path, "rb")
+            fh = open(path, "rb")  # noqa: SIM115 - only the open may say "missing"; `with fh` below closes it
         except FileNotFoundError:
             if segments_read:  # segments copied from an object store: no active file
                 return

@@ -13,6 +13,7 @@ temporary folder and read by :mod:`streamwatch.events.eventlog` (no follow).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import posixpath
 import shutil
@@ -47,10 +48,8 @@ def _cat(fs: Any, path: str) -> bytes | None:
 
 
 def _info(fs: Any, path: str) -> dict[str, Any] | None:
-    try:
+    with contextlib.suppress(Exception):  # not every filesystem caches listings
         fs.invalidate_cache(posixpath.dirname(path))
-    except Exception:  # noqa: BLE001
-        pass
     try:
         info: dict[str, Any] = fs.info(path)
         return info

@@ -15,6 +15,7 @@ following, pick up new ones as they appear.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 import threading
@@ -75,10 +76,8 @@ def list_segments(fs: Any, path: str) -> list[tuple[int, str]]:
     """(N, object path) of every ``<path>.N`` segment, oldest first, listing afresh (fsspec
     caches listings). A missing folder or bucket gives []."""
     parent, base = posixpath.split(path.rstrip("/"))
-    try:
+    with contextlib.suppress(Exception):  # not every filesystem caches
         fs.invalidate_cache(parent)
-    except Exception:  # noqa: BLE001 - not every filesystem caches
-        pass
     try:
         names = fs.ls(parent, detail=False)
     except (FileNotFoundError, NotADirectoryError):
@@ -213,10 +212,8 @@ class SegmentRecorder(Recorder):
         if self.keep is not None:
             segs = list_segments(self.fs, self._inner)
             for _, old in segs[: max(0, len(segs) - self.keep)]:
-                try:
+                with contextlib.suppress(Exception):  # already gone, or not allowed: keep going
                     self.fs.rm_file(old)
-                except Exception:  # noqa: BLE001 - already gone, or not allowed: keep going
-                    pass
 
     def _tick(self) -> None:
         step = min(1.0, self.segment_seconds / 4)
@@ -229,10 +226,8 @@ class SegmentRecorder(Recorder):
                     continue
                 if due:
                     self._seal()
-                try:
+                with contextlib.suppress(OSError):  # counted in upload_errors; retried at the next tick
                     self._store()
-                except OSError:
-                    pass  # counted in upload_errors; retried at the next tick
 
 
 def open_recorder(path: str | Path | None, *, header: RecordingHeader | None = None, flush_every: int = 1,

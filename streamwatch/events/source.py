@@ -95,7 +95,7 @@ def tail_lines(path: Path, stop: threading.Event, poll_s: float = 0.2,
                     except FileNotFoundError:
                         continue
                 try:
-                    fh = open(path, "rb")
+                    fh = open(path, "rb")  # noqa: SIM115 - followed across polls, reopened on rotation
                 except FileNotFoundError:
                     stop.wait(poll_s)
                     continue

@@ -63,11 +63,15 @@ class RecordedSession:
     trigger: str | None = None
 
 
+#: How loud a :class:`RuntimeNotice` is.
+NoticeLevel = Literal["info", "warning", "error"]
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeNotice:
     """A one-line status message from the runner (``info``/``warning``/``error``)."""
 
-    level: Literal["info", "warning", "error"]
+    level: NoticeLevel
     message: str
 
 

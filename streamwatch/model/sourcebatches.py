@@ -22,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.filelogs import FileEntry, SourceLog
@@ -112,7 +113,7 @@ class SourceBatches:
         (the offsets that would tell are gone, or no planned batch has reached it yet).
         O(log batches)."""
         ids, ends = self._ids, self._ends
-        if any(a > b for a, b in zip(ends, ends[1:])):  # logOffset went back (odd log): only a sole hit
+        if any(a > b for a, b in pairwise(ends)):  # logOffset went back (odd log): only a sole hit
             hits = [b for b in ids if (r := self.log_batches(b)) is not None and log_batch_id in r]
             return hits[0] if len(hits) == 1 else None
         k = bisect_left(ends, log_batch_id)

@@ -132,6 +132,7 @@ def test_notify_posts_each_health_change_to_a_real_server(tmp_path, hook):
 
 
 def test_notify_failures_are_reported_once_and_never_fatal(tmp_path, capsys):
+    from streamwatch.analysis.health_window import Health, HealthVerdict
     from streamwatch.analysis.records import QueryHealth
     from streamwatch.cli.watch_cmd import Notifier
 
@@ -140,7 +141,7 @@ def test_notify_failures_are_reported_once_and_never_fatal(tmp_path, capsys):
         port = s.getsockname()[1]
     n = Notifier(f"http://127.0.0.1:{port}/hook", timeout_s=2.0)
     for health in ("stopped", "ok", "stopped"):
-        n(QueryHealth(QUERY_ID, "q", "/cp", 1, health, None, "r", 1))
+        n(QueryHealth(QUERY_ID, "q", "/cp", 1, HealthVerdict(Health(health), "r", 1)))
     err = capsys.readouterr().err
     assert err.count("--notify") == 1 and "further failures not shown" in err
     assert (n.sent, n.failures) == (0, 3)

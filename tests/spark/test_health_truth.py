@@ -72,7 +72,7 @@ def test_files_landing_while_stopped_is_stopped_then_ok_once_read(spark, tmp_pat
     # a 5 s poll: the lag is measured every poll; idle takes max(2 × cadence, 2 polls)
     w = CheckpointWatcher(str(cp), "q", poll_s=5.0, clock=lambda: now[0])
     (h,) = _health(w.open())
-    assert (h.health, h.previous, h.backlog, h.batch_id) == ("stopped", None, 2, 1)
+    assert (h.health, h.previous, h.verdict.backlog, h.verdict.batch_id) == ("stopped", None, 2, 1)
     assert h.since_ms == _mtime_ms(cp / "commits" / "1")  # since Spark's last commit
 
     q = _start(spark, src, cp)
@@ -81,12 +81,13 @@ def test_files_landing_while_stopped_is_stopped_then_ok_once_read(spark, tmp_pat
     (last,) = sorted(_ids(cp, "commits") - {0, 1})
     now[0] = (_mtime_ms(cp / "commits" / str(last)) + 1) / 1000
     (h2,) = _health(w.poll())
-    assert (h2.health, h2.previous, h2.backlog, h2.batch_id) == ("ok", "stopped", 0, last)
+    assert (h2.health, h2.previous, h2.verdict.backlog, h2.verdict.batch_id) == ("ok", "stopped", 0, last)
     assert w.lags["0"].catching_up is True
 
 
 def test_a_batch_failing_in_every_run_is_failing(spark, tmp_path):
     import pyspark.sql.functions as F
+    from pyspark.errors import StreamingQueryException
     from pyspark.sql.types import IntegerType
 
     import streamwatch
@@ -110,7 +111,7 @@ def test_a_batch_failing_in_every_run_is_failing(spark, tmp_path):
         _land(src, "f1.json", [2, MARKER], base - 50_000)
         for _ in range(2):  # the first failure, then a restart on the same batch
             q = _start(spark, src, cp, udf=udf)
-            with pytest.raises(Exception):
+            with pytest.raises(StreamingQueryException):
                 q.awaitTermination()
             errors.append(str(q.exception()))
         deadline = time.monotonic() + 60  # the listener delivers the terminated events
@@ -125,14 +126,14 @@ def test_a_batch_failing_in_every_run_is_failing(spark, tmp_path):
     now = [(_mtime_ms(cp / "offsets" / "1") + 1_000) / 1000]
     w = CheckpointWatcher(str(cp), "q", poll_s=5.0, clock=lambda: now[0])
     before = _health(w.open())
-    assert before[0].failed_runs is None  # no account of runs yet: FAILING cannot be told
+    assert before[0].verdict.failed_runs is None  # no account of runs yet: FAILING cannot be told
     for e in read_recording(events):
         if isinstance(e, (QueryStarted, QueryProgress, QueryTerminated)):
             w.observe_run(e)
     (h,) = _health(w.poll())
-    assert (h.health, h.batch_id, h.failed_runs) == ("failing", 1, 2)
+    assert (h.health, h.verdict.batch_id, h.verdict.failed_runs) == ("failing", 1, 2)
     line = f"ValueError: marker row {MARKER}"  # the UDF's own error, under Spark's PythonException
-    assert h.reason.endswith(f"never committed: {line}") and all(line in e for e in errors)
+    assert h.verdict.reason.endswith(f"never committed: {line}") and all(line in e for e in errors)
     terminated = [e for e in read_recording(events) if isinstance(e, QueryTerminated)]
     assert [e.failed for e in terminated] == [False, True, True]
     # the same through the command line: the recording is the account of runs
@@ -158,5 +159,5 @@ def test_nothing_landing_is_idle(spark, tmp_path):
     committed = _mtime_ms(cp / "commits" / "1")
     w = CheckpointWatcher(str(cp), "q", poll_s=5.0, clock=lambda: (committed + 3_600_000) / 1000)
     (h,) = _health(w.open())
-    assert (h.health, h.backlog, h.batch_id, h.since_ms) == ("idle", 0, 1, committed)
+    assert (h.health, h.verdict.backlog, h.verdict.batch_id, h.since_ms) == ("idle", 0, 1, committed)
     assert Health(h.health) is w.current_health()
