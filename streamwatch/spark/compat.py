@@ -17,12 +17,23 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from streamwatch.checkpoint import Checkpoint, CheckpointError, read_checkpoint
 from streamwatch.checkpoint.ops.compat_rules import OPERATOR_NAMES, RESTORED_CONFS, NewOperator, NewQuery, NewSource
 from streamwatch.errors import ExitCode, StreamwatchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+
+    from streamwatch.spark.tables import TableFormat
+
+#: Spark's StructType JSON (``DataType.json``): ``{"type": "struct", "fields": [...]}``
+SchemaJson = dict[str, Any]
 
 
 class QueryLoadError(StreamwatchError):
@@ -32,10 +43,10 @@ class QueryLoadError(StreamwatchError):
     exit_code = ExitCode.USAGE
 
 
-def load_writer(spec: str, spark, search_path: str | None = None):
+def load_writer(spec: str, spark: SparkSession, search_path: str | None = None) -> DataStreamWriter:
     """Import ``MODULE:FUNCTION`` (MODULE may also be a ``.py`` file path) and call
     ``FUNCTION(spark)``. Raises :class:`QueryLoadError`."""
-    from pyspark.sql.streaming import DataStreamWriter
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
     mod_name, sep, func = spec.rpartition(":")
     if not sep or not mod_name or not func:
@@ -60,7 +71,8 @@ def load_writer(spec: str, spark, search_path: str | None = None):
     return writer
 
 
-def bundled_writer(spark, pipeline_name: str, layer: str, workspace: str, table_format: str | None = None):
+def bundled_writer(spark: SparkSession, pipeline_name: str, layer: str, workspace: str,
+                   table_format: TableFormat | None = None) -> DataStreamWriter:
     """The configured, not started ``DataStreamWriter`` of a bundled (or plugged-in) pipeline's
     layer, as ``streamwatch run`` would start it over the workspace at ``workspace`` (tables of
     ``table_format``; None: ``delta`` when the layer's table has a ``_delta_log``, else
@@ -79,7 +91,7 @@ def bundled_writer(spark, pipeline_name: str, layer: str, workspace: str, table_
         raise QueryLoadError(e.args[0]) from None
     ws = Workspace(Path(workspace))
     table = ws.table(pipeline.name, target.table)
-    fmt = table_format or ("delta" if table.is_local and (Path(table) / "_delta_log").is_dir() else "parquet")
+    fmt: TableFormat = table_format or ("delta" if table.is_local and (Path(table) / "_delta_log").is_dir() else "parquet")
     runner = PipelineRunner(spark, pipeline, ws, fmt)
     try:
         return runner.layer_writer(layer)
@@ -87,18 +99,19 @@ def bundled_writer(spark, pipeline_name: str, layer: str, workspace: str, table_
         raise QueryLoadError(str(e)) from None
 
 
-def _field(obj, name: str):
+def _field(obj: Any, name: str) -> Any:
+    """A private field of a JVM object (py4j), read through reflection."""
     f = obj.getClass().getDeclaredField(name)
     f.setAccessible(True)
     return f.get(obj)
 
 
-def _seq(s) -> list:
+def _seq(s: Any) -> list[Any]:
     return [s.apply(i) for i in range(s.size())]
 
 
-def _scala_map(m) -> dict[str, str]:
-    out = {}
+def _scala_map(m: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
     it = m.iterator()
     while it.hasNext():
         kv = it.next()
@@ -117,10 +130,10 @@ def _delay_ms(text: str) -> int | None:
     return total if found else None
 
 
-def _agg_value_schema(node) -> dict:
-    fields = []
+def _agg_value_schema(node: Any) -> SchemaJson:
+    fields: list[dict[str, Any]] = []
 
-    def walk(e) -> None:
+    def walk(e: Any) -> None:
         if e.nodeName() == "AggregateExpression":
             for a in _seq(e.aggregateFunction().aggBufferAttributes()):
                 fields.append({"name": a.name(), "type": orjson.loads(a.dataType().json()), "nullable": a.nullable(), "metadata": {}})
@@ -133,11 +146,11 @@ def _agg_value_schema(node) -> dict:
     return {"type": "struct", "fields": fields}
 
 
-def _key_schema(exprs) -> dict:
+def _key_schema(exprs: list[Any]) -> SchemaJson:
     return {"type": "struct", "fields": [{"name": str(e.toString()), "type": orjson.loads(e.dataType().json()), "nullable": e.nullable(), "metadata": {}} for e in exprs]}
 
 
-def shape(writer) -> NewQuery:
+def shape(writer: DataStreamWriter) -> NewQuery:
     """The changed query's shape (sources, stateful operators with key/value schemas,
     watermark delays, sink format/path, output mode, query name, restored confs' session
     values). Reads the analyzed plan only: no batch runs, nothing is written."""
@@ -148,7 +161,7 @@ def shape(writer) -> NewQuery:
     operators: list[NewOperator] = []
     delays: list[int] = []
 
-    def walk(n) -> None:  # pre-order: Spark numbers stateful operators from the sink down
+    def walk(n: Any) -> None:  # pre-order: Spark numbers stateful operators from the sink down
         name = n.nodeName()
         if name == "StreamingRelation":
             d = n.dataSource()
@@ -193,7 +206,7 @@ def shape(writer) -> NewQuery:
     )
 
 
-def _source_name(relation) -> str | None:
+def _source_name(relation: Any) -> str | None:
     """The name a streaming relation was given with ``DataStreamReader.name`` (Spark 4.2+:
     ``HasStreamingSourceIdentifyingName.sourceIdentifyingName().nameOpt()``); None for an
     unnamed source, and on a Spark without source names (the JVM has no such method)."""
@@ -206,7 +219,7 @@ def _source_name(relation) -> str | None:
     return str(name.get()) if name.isDefined() else None
 
 
-def _opt(m, key: str) -> str | None:
+def _opt(m: Any, key: str) -> str | None:
     try:
         v = m.get(key)
         return str(v.get()) if v.isDefined() else None
@@ -297,7 +310,8 @@ def _same_offset(a: str | None, b: str | None) -> bool:
         return a == b
 
 
-def _resumed(cp: Checkpoint | None, first_progress, planned: tuple[NewSource, ...]) -> tuple[ResumedSource, ...]:
+def _resumed(cp: Checkpoint | None, first_progress: StreamingQueryProgress | None,
+             planned: tuple[NewSource, ...]) -> tuple[ResumedSource, ...]:
     """Each source of the restart against the checkpoint ``cp`` as read before the restart,
     matched by the id Spark matches it by (the ``planned`` sources of the analyzed plan, in
     the query's order: a named source by its name, else by its index): the description and
@@ -336,7 +350,13 @@ def _resumed(cp: Checkpoint | None, first_progress, planned: tuple[NewSource, ..
     return tuple(out)
 
 
-def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 300) -> SparkAnswer:
+def _commit_files(checkpoint: str) -> set[str]:
+    """The names in the commit log folder ``<checkpoint>/commits`` (empty when there is none)."""
+    commits = os.path.join(checkpoint, "commits")
+    return set(os.listdir(commits)) if os.path.isdir(commits) else set()
+
+
+def verify(writer: DataStreamWriter, checkpoint: str, sink_path: str | None, timeout_s: float = 300) -> SparkAnswer:
     """Start ``writer`` with ``availableNow`` on a temporary copy of ``checkpoint`` (and of
     ``sink_path`` when the writer writes to that folder); the originals are only read. Spark's
     answer is whether the query ran without error, and what each source resumed from (the
@@ -360,21 +380,23 @@ def verify(writer, checkpoint: str, sink_path: str | None, timeout_s: float = 30
             writer = writer.option("path", copy)
         elif target:
             writer = writer.option("path", os.path.join(tmp, "new-sink"))
-        before = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
-        progress = []
+        before = _commit_files(cp_copy)
+        progress: list[StreamingQueryProgress] = []
+        err: Exception | None
         try:
             q = writer.option("checkpointLocation", cp_copy).trigger(availableNow=True).start()
-            q.awaitTermination(timeout_s)
+            # pyspark's stub says int; it takes seconds as a float (timeout * 1000 ms)
+            q.awaitTermination(timeout_s)  # type: ignore[arg-type]
             err = q.exception()
             if q.isActive:
                 q.stop()
             progress = sorted((p for p in q.recentProgress if p.sources), key=lambda p: p.batchId)
         except Exception as e:  # noqa: BLE001 - Spark's refusal is the answer
             err = e
-        after = {n for n in os.listdir(os.path.join(cp_copy, "commits"))} if os.path.isdir(os.path.join(cp_copy, "commits")) else set()
-        ran = len([n for n in after - before if n.isdecimal()])
+        ran = len([n for n in _commit_files(cp_copy) - before if n.isdecimal()])
         if err is not None:
-            line = str(getattr(err, "desc", None) or err).strip().splitlines()[0]
+            # pyspark's exceptions start their text with Spark's message (the JVM stack trace follows)
+            line = str(err).strip().splitlines()[0]
             return SparkAnswer(False, line[:500], ran)
         first = progress[0] if progress else None
         return SparkAnswer(True, None, ran, _resumed(cp_before, first, planned))

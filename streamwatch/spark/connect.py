@@ -245,5 +245,4 @@ def connect_session_info(spark: SparkSession, table_format: str | None = None) -
     :func:`connect_table_format`)."""
     fmt, why = (table_format, "chosen by the caller") if table_format else connect_table_format(spark)
     return SessionInfo(spark_version=spark.version, master=_conf(spark, "spark.master") or "unknown", ui_url=None,
-                       table_format=fmt,  # type: ignore[arg-type]
-                       table_format_reason=why)
+                       table_format="delta" if fmt == "delta" else "parquet", table_format_reason=why)

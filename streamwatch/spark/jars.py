@@ -238,6 +238,50 @@ def _pom_without_delta(pom: Path, out: Path) -> Path:
     return out
 
 
+def _staging(dest: Path, jar_set: str) -> Path:
+    """A new, empty hidden sibling of ``dest/<jar_set>`` (same filesystem: its rename is
+    atomic), made with the user's umask like the folder it becomes. Raises
+    :class:`Unreadable` when ``dest`` cannot be written."""
+    tmp = dest / f".{jar_set}.{os.getpid()}"
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+    except OSError as e:
+        raise Unreadable(f"cannot write {dest}: {e.strerror or e}") from None
+    return tmp
+
+
+def _copy_dependencies(mvn: str, pom: Path, jar_set: str, out: Path, how: ResolvePlan, log: Path,
+                       env: Mapping[str, str]) -> None:
+    """``mvn dependency:copy-dependencies`` of ``jar_set``'s profile of ``pom`` into ``out``
+    (mvn's output to ``log``). Raises :class:`ResolveFailed` with mvn's first error line."""
+    argv = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(pom), "-P", jar_set,
+            "dependency:copy-dependencies", f"-DoutputDirectory={out}",
+            *(f"-D{k}={v}" for k, v in how.properties.items())]
+    with log.open("wb") as fh:
+        rc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=dict(env)).returncode
+    if rc != 0:
+        text = _ANSI.sub("", log.read_text(errors="replace"))
+        errors = [line.strip() for line in text.splitlines() if "ERROR" in line]
+        # mvn's own preamble ("Failed to execute goal … for project dev.streamwatch:…: ") says nothing
+        first = re.sub(r"^.*? for project \S+?: ", "", errors[0]) if errors else f"mvn exited {rc}"
+        raise ResolveFailed(f"mvn could not resolve the {jar_set} set (Maven Central unreachable, or no "
+                            f"such release?) — {OFF_WITHOUT[jar_set]}: {first}")
+
+
+def _drop_shipped(folder: Path, spark: InstalledSpark, progress: Callable[[str], None]) -> None:
+    """Delete the jars in ``folder`` of artifacts pyspark ships itself: two versions of one
+    class on the driver's classpath clash, whatever path brought it in (a Spark line the
+    POM's exclusions were not written for), so pyspark's copy wins."""
+    clashes = sorted(p for p in folder.glob("*.jar") if artifact_of(p.name) in spark.shipped)
+    for p in clashes:
+        p.unlink()
+    if clashes:
+        progress(f"left out {len(clashes)} jars pyspark ships itself: {', '.join(p.name for p in clashes)}")
+
+
 def resolve(
     jar_set: str,
     dest: Path,
@@ -263,42 +307,16 @@ def resolve(
     dest = dest.absolute()
     for note in how.notes:
         progress(note)
-    # a hidden sibling of the final folder (same filesystem: the rename is atomic), made with
-    # the user's umask like the folder it becomes
-    tmp = dest / f".{jar_set}.{os.getpid()}"
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-    except OSError as e:
-        raise Unreadable(f"cannot write {dest}: {e.strerror or e}") from None
+    tmp = _staging(dest, jar_set)
     log = tmp.with_name(tmp.name + ".log")
     try:
         used_pom = _pom_without_delta(pom, tmp.with_name(tmp.name + ".pom.xml")) if how.without_delta else pom
         overrides = " ".join(f"{k}={v}" for k, v in how.properties.items())
         progress(f"resolving the {jar_set} set of {pom.name} for pyspark {spark.version}"
                  f"{' (' + overrides + ')' if overrides else ''} with mvn (cached in ~/.m2) …")
-        argv = [mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(used_pom), "-P", jar_set,
-                "dependency:copy-dependencies", f"-DoutputDirectory={tmp}",
-                *(f"-D{k}={v}" for k, v in how.properties.items())]
-        with log.open("wb") as out:
-            rc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=dict(env)).returncode
-        if rc != 0:
-            text = _ANSI.sub("", log.read_text(errors="replace"))
-            errors = [line.strip() for line in text.splitlines() if "ERROR" in line]
-            # mvn's own preamble ("Failed to execute goal … for project dev.streamwatch:…: ") says nothing
-            first = re.sub(r"^.*? for project \S+?: ", "", errors[0]) if errors else f"mvn exited {rc}"
-            raise ResolveFailed(f"mvn could not resolve the {jar_set} set (Maven Central unreachable, or no "
-                                f"such release?) — {OFF_WITHOUT[jar_set]}: {first}")
+        _copy_dependencies(mvn, used_pom, jar_set, tmp, how, log, env)
         if jar_set != BROKER_SET:
-            # two versions of one class on the driver's classpath clash: whatever path brought
-            # it in (a Spark line the POM's exclusions were not written for), pyspark's copy wins
-            clashes = sorted(p for p in tmp.glob("*.jar") if artifact_of(p.name) in spark.shipped)
-            for p in clashes:
-                p.unlink()
-            if clashes:
-                progress(f"left out {len(clashes)} jars pyspark ships itself: {', '.join(p.name for p in clashes)}")
+            _drop_shipped(tmp, spark, progress)
         if not any(tmp.glob("*.jar")):  # never mark a set resolved that holds nothing
             raise ResolveFailed(f"mvn resolved no jar of the {jar_set} set — {OFF_WITHOUT[jar_set]}")
         (tmp / ".resolved").write_text(f"pyspark {spark.version}\n")

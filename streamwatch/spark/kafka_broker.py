@@ -18,10 +18,11 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.spark.tableformat import BROKER_SET, NO_JARS_HINT, jars_root, resolved_jars
@@ -97,9 +98,9 @@ class LocalKafka:
 
     bootstrap: str
     log_dir: Path
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     owns_dir: bool = True
-    _log: object = field(default=None, repr=False)
+    _log: IO[bytes] | None = field(default=None, repr=False)
 
     @classmethod
     def start(cls, log_dir: Path | None = None, timeout_s: float = 180.0, partitions: int = 3,
@@ -129,48 +130,27 @@ class LocalKafka:
                 die_with_parent: bool) -> LocalKafka:
         root.mkdir(parents=True, exist_ok=True)
         port, cport = _free_port(), _free_port()
-        props = root / "server.properties"
-        props.write_text("\n".join([
-            "process.roles=broker,controller", "node.id=1",
-            f"controller.quorum.voters=1@127.0.0.1:{cport}",
-            f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
-            f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
-            "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-            f"log.dirs={root / 'data'}", f"num.partitions={partitions}",
-            "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
-            "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0",
-            "log.retention.check.interval.ms=1000", "auto.create.topics.enable=true", "",
-        ]))
-        (root / "log4j.properties").write_text(
-            "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
-            "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
-            "log4j.logger.kafka.server.KafkaServer=INFO\nlog4j.logger.kafka.server.BrokerServer=INFO\n")
-        cp = str(jars_root() / BROKER_SET / "*")
+        props = _write_config(root, port, cport, partitions)
         java = ["java", "-Xmx512m", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{root / 'log4j.properties'}",
-                "-cp", cp]
-        cluster_id = new_cluster_id()
-        log = open(root / "broker.log", "ab")
-        fmt: subprocess.Popen[bytes] | None = None
-        try:
-            with _interrupts_held():
-                fmt = subprocess.Popen([*java, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)],
-                                       stdout=log, stderr=subprocess.STDOUT)
-            fmt.wait(timeout_s)
-            if fmt.returncode != 0:
-                raise KafkaBrokerError(f"kafka storage format failed: {_tail(root / 'broker.log')}")
-        except BaseException:  # timeout, Ctrl-C, SIGTERM: the formatting JVM never outlives us
-            if fmt is not None and fmt.poll() is None:
-                fmt.kill()
-                fmt.wait()
-            log.close()
-            raise
+                "-cp", str(jars_root() / BROKER_SET / "*")]
+        with ExitStack() as on_failure:
+            log = on_failure.enter_context(open(root / "broker.log", "ab"))
+            _format_storage(java, props, log, timeout_s)
+            broker = cls._start_broker([*java, "kafka.Kafka", str(props)], log, root, port, owns, timeout_s,
+                                       die_with_parent)
+            on_failure.pop_all()  # the broker keeps its log open: LocalKafka.stop closes it
+        return broker
+
+    @classmethod
+    def _start_broker(cls, argv: list[str], log: IO[bytes], root: Path, port: int, owns: bool, timeout_s: float,
+                      die_with_parent: bool) -> LocalKafka:
+        """Start the broker process (``argv``, output to ``log``) and wait up to ``timeout_s``
+        s until it accepts connections on ``port``; a broker that exits or stays silent is
+        stopped and :class:`KafkaBrokerError` raised."""
         broker: LocalKafka | None = None
         try:
             with _interrupts_held():
-                proc = subprocess.Popen([*java, "kafka.Kafka", str(props)], stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True,
+                proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                         preexec_fn=_parent_death_signal() if die_with_parent else None)
                 broker = cls(f"127.0.0.1:{port}", root, proc, owns, log)
             deadline = time.monotonic() + timeout_s
@@ -182,8 +162,6 @@ class LocalKafka:
         except BaseException:  # also Ctrl-C / SIGTERM while waiting: never leave a broker behind
             if broker is not None:
                 broker.stop()
-            else:
-                log.close()
             raise
         return broker
 
@@ -198,7 +176,7 @@ class LocalKafka:
                 self.process.kill()
                 self.process.wait(10)
         if self._log is not None:
-            self._log.close()  # type: ignore[attr-defined]
+            self._log.close()
             self._log = None
         if self.owns_dir:
             shutil.rmtree(self.log_dir, ignore_errors=True)
@@ -210,7 +188,51 @@ class LocalKafka:
         self.stop()
 
 
-def _parent_death_signal():
+def _write_config(root: Path, port: int, cport: int, partitions: int) -> Path:
+    """Write the broker's ``server.properties`` (KRaft, broker and controller on loopback
+    ``port``/``cport``, data under ``root/data``) and ``log4j.properties`` into ``root``;
+    returns the ``server.properties`` path."""
+    props = root / "server.properties"
+    props.write_text("\n".join([
+        "process.roles=broker,controller", "node.id=1",
+        f"controller.quorum.voters=1@127.0.0.1:{cport}",
+        f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+        f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names=CONTROLLER", "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        f"log.dirs={root / 'data'}", f"num.partitions={partitions}",
+        "offsets.topic.replication.factor=1", "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1", "group.initial.rebalance.delay.ms=0",
+        "log.retention.check.interval.ms=1000", "auto.create.topics.enable=true", "",
+    ]))
+    (root / "log4j.properties").write_text(
+        "log4j.rootLogger=WARN, stdout\nlog4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+        "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
+        "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+        "log4j.logger.kafka.server.KafkaServer=INFO\nlog4j.logger.kafka.server.BrokerServer=INFO\n")
+    return props
+
+
+def _format_storage(java: list[str], props: Path, log: IO[bytes], timeout_s: float) -> None:
+    """Format the KRaft storage ``props`` names with a new cluster id (Kafka's
+    ``StorageTool format``, output to ``log``); raises :class:`KafkaBrokerError` when it fails
+    (quoting the log's last lines)."""
+    fmt: subprocess.Popen[bytes] | None = None
+    try:
+        with _interrupts_held():
+            fmt = subprocess.Popen([*java, "kafka.tools.StorageTool", "format", "-t", new_cluster_id(), "-c", str(props)],
+                                   stdout=log, stderr=subprocess.STDOUT)
+        fmt.wait(timeout_s)
+        if fmt.returncode != 0:
+            raise KafkaBrokerError(f"kafka storage format failed: {_tail(props.parent / 'broker.log')}")
+    except BaseException:  # timeout, Ctrl-C, SIGTERM: the formatting JVM never outlives us
+        if fmt is not None and fmt.poll() is None:
+            fmt.kill()
+            fmt.wait()
+        raise
+
+
+def _parent_death_signal() -> Callable[[], object] | None:
     """A ``preexec_fn`` asking Linux to SIGTERM the child when its parent ends
     (``prctl(PR_SET_PDEATHSIG)``); None elsewhere. libc is loaded here, in the parent, so the
     child only makes the system call."""

@@ -18,11 +18,12 @@ from collections.abc import Callable, Mapping
 
 from streamwatch.checkpoint.reader import read_checkpoint
 from streamwatch.errors import one_line
+from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import Finding
 from streamwatch.model.kafka import KafkaLag, PartitionLag
 
 
-def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp=None) -> dict[str, dict[int, int]]:
+def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp: Checkpoint | None = None) -> dict[str, dict[int, int]]:
     """Kafka offsets of the last committed batch of the checkpoint at ``path`` (or of ``cp``,
     a :class:`~streamwatch.model.checkpoint.Checkpoint` already read): topic → partition →
     offset, merged over all its Kafka sources; {} when none."""
@@ -58,8 +59,11 @@ def oldest_unread_times(bootstrap: str, positions: Mapping[tuple[str, int], int]
         deadline = time.monotonic() + timeout_s
         while len(out) < len(positions) and time.monotonic() < deadline:
             for m in c.consume(num_messages=len(positions), timeout=max(0.05, min(1.0, deadline - time.monotonic()))):
-                key = (m.topic(), m.partition())
-                if m.error() is not None or key in out or key not in positions:
+                topic, partition = m.topic(), m.partition()
+                if topic is None or partition is None or m.error() is not None:
+                    continue
+                key = (topic, partition)
+                if key in out or key not in positions:
                     continue
                 ts_type, ts = m.timestamp()
                 if ts_type != 0 and ts >= 0:  # 0: TIMESTAMP_NOT_AVAILABLE
@@ -78,20 +82,22 @@ def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeo
     record (:func:`oldest_unread_times`). Raises ``confluent_kafka.KafkaException`` when the
     broker does not answer within ``timeout_s`` s."""
     from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
+    from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]  # not in its __all__
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     meta = admin.list_topics(timeout=timeout_s)
     tps = [TopicPartition(t, p) for t in committed if t in meta.topics for p in meta.topics[t].partitions]
 
-    def offsets(spec) -> dict[tuple[str, int], int]:
+    def offsets(spec: OffsetSpec) -> dict[tuple[str, int], int]:
         if not tps:
             return {}
         futs = admin.list_offsets({tp: spec for tp in tps}, request_timeout=timeout_s)
         return {(tp.topic, tp.partition): f.result(timeout_s).offset for tp, f in futs.items()}
 
-    earliest, latest = offsets(OffsetSpec.earliest()), offsets(OffsetSpec.latest())
-    behind = {}
+    # confluent-kafka leaves OffsetSpec's factory methods unannotated
+    earliest = offsets(OffsetSpec.earliest())  # type: ignore[no-untyped-call]
+    latest = offsets(OffsetSpec.latest())  # type: ignore[no-untyped-call]
+    behind: dict[tuple[str, int], int] = {}
     for (t, p), last in latest.items():
         at = committed[t].get(p)
         if times and at is not None and at < last:

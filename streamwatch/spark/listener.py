@@ -24,34 +24,42 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from pyspark.sql.streaming import StreamingQueryListener
-from pyspark.sql.streaming.listener import QueryIdleEvent, QueryProgressEvent, QueryStartedEvent, QueryTerminatedEvent
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+    SourceProgress,
+    StreamingQueryListener,
+    StreamingQueryProgress,
+)
 
 from streamwatch.events.bus import EventBus
 from streamwatch.events.eventlog import parse_line
 from streamwatch.model.events import Event, ListenerStats, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
+
+#: a pyspark listener event (``QueryStartedEvent`` …)
+E = TypeVar("E")
 
 
 def _s(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def started_from_spark(event: Any) -> QueryStarted:
+def started_from_spark(event: QueryStartedEvent) -> QueryStarted:
     """From ``QueryStartedEvent`` (id, runId, name, timestamp)."""
     return QueryStarted(id=str(event.id), run_id=str(event.runId), timestamp=_s(event.timestamp), name=_s(event.name))
 
 
-_RATES = ("inputRowsPerSecond", "processedRowsPerSecond")
-
-
-def _exact_rates(target: dict, obj: Any) -> None:
+def _exact_rates(target: dict[str, Any], obj: StreamingQueryProgress | SourceProgress) -> None:
     """Spark 4.2's ``StreamingQueryProgress.json`` rounds rates to 0.1 rows/s, while event logs
     (Jackson) keep the doubles; pyspark has already fetched the doubles into ``obj``, so put
-    them back (NaN/infinite: the key is left out, as Spark does)."""
-    for key in _RATES:
-        value = getattr(obj, key, None)
+    them back into ``target`` (``obj``'s JSON, parsed; NaN/infinite: the key is left out, as
+    Spark does)."""
+    rates = (("inputRowsPerSecond", obj.inputRowsPerSecond), ("processedRowsPerSecond", obj.processedRowsPerSecond))
+    for key, value in rates:
         if isinstance(value, float):
             if math.isfinite(value):
                 target[key] = value
@@ -59,7 +67,7 @@ def _exact_rates(target: dict, obj: Any) -> None:
                 target.pop(key, None)
 
 
-def progress_from_spark(event: Any) -> QueryProgress:
+def progress_from_spark(event: QueryProgressEvent) -> QueryProgress:
     """From ``QueryProgressEvent``: parses ``event.progress.json`` (Spark's own JSON), so the
     listener, recordings and event logs share one parser; rates (rows/s) are taken at full
     precision from the progress object (see :func:`_exact_rates`)."""
@@ -67,26 +75,28 @@ def progress_from_spark(event: Any) -> QueryProgress:
     d = json.loads(progress.json)
     try:
         _exact_rates(d, progress)
-        for sd, sp in zip(d.get("sources") or (), progress.sources):
+        # one source list of one progress: a length mismatch raises, keeping Spark's rounded rates
+        for sd, sp in zip(d.get("sources") or (), progress.sources, strict=True):
             _exact_rates(sd, sp)
     except Exception:  # keep Spark's rounded values rather than lose the event
         pass
     return QueryProgress.from_dict(d)
 
 
-def idle_from_spark(event: Any) -> QueryIdle:
+def idle_from_spark(event: QueryIdleEvent) -> QueryIdle:
     """From ``QueryIdleEvent`` (id, runId, timestamp)."""
     return QueryIdle(id=str(event.id), run_id=str(event.runId), timestamp=_s(event.timestamp))
 
 
-def terminated_from_spark(event: Any) -> QueryTerminated:
-    """From ``QueryTerminatedEvent`` (exception text and error class, None when clean)."""
+def terminated_from_spark(event: QueryTerminatedEvent) -> QueryTerminated:
+    """From ``QueryTerminatedEvent`` (exception text and error class, pyspark 3.5+'s
+    ``errorClassOnException``; None when clean)."""
     return QueryTerminated(
         id=str(event.id),
         run_id=str(event.runId),
         timestamp=None,
         exception=_s(event.exception),
-        error_class=_s(getattr(event, "errorClassOnException", None)),
+        error_class=_s(event.errorClassOnException),
     )
 
 
@@ -104,26 +114,29 @@ class PublishingListener(StreamingQueryListener):
         self.max_callback_s = 0.0  # longest time one callback spent here (s)
         self.fallbacks = 0  # events converted the PySpark way because the one-call route failed
         self._to_json: Any = None  # JsonProtocol.sparkEventToJsonString, looked up once
+        self._jwrapper: Any = None  # the JVM listener, made on first use (py4j JavaObject)
 
     @property
     def _jlistener(self) -> Any:
         """The JVM side PySpark registers in ``spark.streams.addListener(self)``: Spark's
         ``PythonStreamingQueryListenerWrapper`` around :class:`_JavaCallbacks` (overrides
         PySpark's, which converts events field by field)."""
-        if getattr(self, "_jlistenerobj", None) is None:
+        if self._jwrapper is None:
             from pyspark import SparkContext
 
             jvm = SparkContext._jvm
+            assert jvm is not None, "no JVM: a classic (not Spark Connect) session registers this"
             try:
                 self._to_json = jvm.org.apache.spark.util.JsonProtocol.sparkEventToJsonString
             except Exception:  # not this Spark build: every event takes the PySpark route
                 self._to_json = None
-            self._jlistenerobj = jvm.PythonStreamingQueryListenerWrapper(_JavaCallbacks(self))
-        return self._jlistenerobj
+            self._jwrapper = jvm.PythonStreamingQueryListenerWrapper(_JavaCallbacks(self))
+        return self._jwrapper
 
-    def _from_java(self, jevent: Any, pyspark_event: Any, convert: Callable[[Any], Event]) -> None:
+    def _from_java(self, jevent: Any, from_jobject: Callable[[Any], E], convert: Callable[[E], Event]) -> None:
         """One Java event (from :class:`_JavaCallbacks`): its event-log JSON in one Py4J call,
-        parsed as Spark's event log is; the PySpark conversion only if that fails."""
+        parsed as Spark's event log is; else ``convert`` of pyspark's event (``from_jobject``,
+        e.g. ``QueryProgressEvent.fromJObject``: the field-by-field route)."""
         def via_json(ev: Any) -> Event:
             obj = None
             if self._to_json is not None:
@@ -134,12 +147,12 @@ class PublishingListener(StreamingQueryListener):
             if obj is None:
                 with self._lock:
                     self.fallbacks += 1
-                obj = convert(pyspark_event.fromJObject(ev))
+                obj = convert(from_jobject(ev))
             return obj
 
         self._hand_over(via_json, jevent)
 
-    def _hand_over(self, convert: Callable[[Any], Event], event: Any) -> None:
+    def _hand_over(self, convert: Callable[[E], Event], event: E) -> None:
         t0 = time.perf_counter()
         try:
             self._publish(convert(event))
@@ -166,16 +179,16 @@ class PublishingListener(StreamingQueryListener):
                 max_callback_ms=round(self.max_callback_s * 1000, 3),
             )
 
-    def onQueryStarted(self, event: Any) -> None:  # noqa: N802 - Spark's name
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:  # noqa: N802 - Spark's name
         self._hand_over(started_from_spark, event)
 
-    def onQueryProgress(self, event: Any) -> None:  # noqa: N802
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
         self._hand_over(progress_from_spark, event)
 
-    def onQueryIdle(self, event: Any) -> None:  # noqa: N802
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802
         self._hand_over(idle_from_spark, event)
 
-    def onQueryTerminated(self, event: Any) -> None:  # noqa: N802
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:  # noqa: N802
         self._hand_over(terminated_from_spark, event)
 
 
@@ -188,16 +201,16 @@ class _JavaCallbacks:
         self._owner = owner
 
     def onQueryStarted(self, jevent: Any) -> None:  # noqa: N802 - Spark's name
-        self._owner._from_java(jevent, QueryStartedEvent, started_from_spark)
+        self._owner._from_java(jevent, QueryStartedEvent.fromJObject, started_from_spark)
 
     def onQueryProgress(self, jevent: Any) -> None:  # noqa: N802
-        self._owner._from_java(jevent, QueryProgressEvent, progress_from_spark)
+        self._owner._from_java(jevent, QueryProgressEvent.fromJObject, progress_from_spark)
 
     def onQueryIdle(self, jevent: Any) -> None:  # noqa: N802
-        self._owner._from_java(jevent, QueryIdleEvent, idle_from_spark)
+        self._owner._from_java(jevent, QueryIdleEvent.fromJObject, idle_from_spark)
 
     def onQueryTerminated(self, jevent: Any) -> None:  # noqa: N802
-        self._owner._from_java(jevent, QueryTerminatedEvent, terminated_from_spark)
+        self._owner._from_java(jevent, QueryTerminatedEvent.fromJObject, terminated_from_spark)
 
     class Java:
         implements = ["org.apache.spark.sql.streaming.PythonStreamingQueryListener"]

@@ -6,9 +6,11 @@ Data flows one way: Spark → :class:`PublishingListener` → :class:`EventBus` 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from streamwatch.events.runs import RunTracker
 from streamwatch.feeder import Feeder, LandingBacklog
 from streamwatch.model.events import QueryTerminated
 from streamwatch.model.runtime import RuntimeNotice, SessionInfo
-from streamwatch.pipeline import Pipeline, Workspace
+from streamwatch.pipeline import DataFactory, Pipeline, Workspace
 from streamwatch.spark.connect import add_listener, connect_session_info, is_connect_session
 from streamwatch.spark.kafka_lag import LagPoller
 from streamwatch.spark.listener import PublishingListener
@@ -97,7 +99,7 @@ class LiveBackend(LiveControls):
         self.bus.add_sink(self.runs)
         self.runner: PipelineRunner | None = None
         self.feeders: list[Feeder] = []
-        self.factories: dict[str, _LockedFactory] = {}
+        self.factories: dict[str, DataFactory] = {}  # each a _LockedFactory
         self._listener: PublishingListener | None = None
         self._lag: LagPoller | None = None  # consumer lag of the queries reading Kafka
         self._lock = threading.RLock()
@@ -121,15 +123,15 @@ class LiveBackend(LiveControls):
         (also emitted). Raises whatever Spark raises (the caller shows it)."""
         self.bus.add_sink(emit)
         emit(RuntimeNotice("info", "starting Spark…"))
-        info = self._open_session()
+        spark, info = self._open_session()
         emit(info)
         with self._lock:
             if self._stopped:  # quit while Spark was starting
                 if self._owns_spark:
-                    self._spark.stop()
+                    spark.stop()
                 return info
             self._listener = PublishingListener(self._publish)
-            add_listener(self._spark, self._listener)
+            add_listener(spark, self._listener)
             for source in self.pipeline.sources:
                 factory = _LockedFactory(source.factory(self.workspace.landing(self.pipeline.name, source.name)))
                 self.factories[source.name] = factory
@@ -138,11 +140,11 @@ class LiveBackend(LiveControls):
                     every_s=self._land_every_s,
                     initial_files=self._initial_files,
                     max_files=self._max_files,
-                    on_error=lambda e, s=source.name: emit(RuntimeNotice("error", f"landing {s}: {e}")),
+                    on_error=partial(_landing_error, emit, source.name),
                     hold=self._pacing(source.name),
                 )
                 self.feeders.append(feeder.start())
-            self.runner = PipelineRunner(self._spark, self.pipeline, self.workspace, info.table_format, self._options,
+            self.runner = PipelineRunner(spark, self.pipeline, self.workspace, info.table_format, self._options,
                                          output_modes=self._output_modes)
             self.output_modes = {
                 self.pipeline.query_name(layer): self.runner.output_mode(layer) for layer in self.pipeline.layers
@@ -160,10 +162,11 @@ class LiveBackend(LiveControls):
         emit(RuntimeNotice("info", "queries running"))
         return info
 
-    def _open_session(self) -> SessionInfo:
+    def _open_session(self) -> tuple[SparkSession, SessionInfo]:
         """Create the SparkSession (unless the caller gave one) and describe it: version,
         master, UI address, table format, executors."""
-        if self._spark is None:
+        spark = self._spark
+        if spark is None:
             from streamwatch.spark.session import SessionConfig, create_session, default_master
             from streamwatch.spark.tableformat import decide_table_format
 
@@ -172,20 +175,19 @@ class LiveBackend(LiveControls):
                 SessionConfig(workspace=self.workspace.local, master=self._master or default_master(), ui=self._ui,
                               table_format=decision)
             )
-            return info
-        if is_connect_session(self._spark):  # Spark Connect: no SparkContext on this side
-            return connect_session_info(self._spark, self._table_format)
-        from streamwatch.spark.session import executor_count, local_cores
+            return self._spark, info
+        if is_connect_session(spark):  # Spark Connect: no SparkContext on this side
+            return spark, connect_session_info(spark, self._table_format)
+        from streamwatch.spark.session import context_master, executor_count, local_cores
 
-        fmt = self._table_format or "parquet"
-        return SessionInfo(
-            spark_version=self._spark.version,
-            master=self._spark.sparkContext.master,
-            ui_url=self._spark.sparkContext.uiWebUrl,
-            table_format=fmt,  # type: ignore[arg-type]
+        return spark, SessionInfo(
+            spark_version=spark.version,
+            master=context_master(spark.sparkContext),
+            ui_url=spark.sparkContext.uiWebUrl,
+            table_format="delta" if self._table_format == "delta" else "parquet",
             table_format_reason="session supplied by the caller",
-            executors=executor_count(self._spark),
-            local_cores=local_cores(self._spark),
+            executors=executor_count(spark),
+            local_cores=local_cores(spark),
         )
 
     def _pacing(self, source: str) -> Callable[[], bool] | None:
@@ -259,23 +261,26 @@ class LiveBackend(LiveControls):
         self.bus.close(timeout=2.0)
         if self._spark is not None:
             if self._listener is not None:
-                try:
+                with contextlib.suppress(Exception):  # the session is gone already
                     self._spark.streams.removeListener(self._listener)
-                except Exception:
-                    pass
             if self._owns_spark:
                 self._spark.stop()
+
+
+def _landing_error(emit: Callable[[object], None], source: str, e: Exception) -> None:
+    """The feeder's ``on_error`` for landing ``source``: an error notice to ``emit``."""
+    emit(RuntimeNotice("error", f"landing {source}: {e}"))
 
 
 class _LockedFactory:
     """A data factory shared by the feeder thread and ``land`` controls: one ``land`` at a
     time, so file numbering never collides."""
 
-    def __init__(self, factory: Any) -> None:
+    def __init__(self, factory: DataFactory) -> None:
         self._factory = factory
         self._lock = threading.Lock()
 
-    def land(self, n_files: int = 1) -> list:
+    def land(self, n_files: int = 1) -> list[Path]:
         with self._lock:
             return self._factory.land(n_files)
 

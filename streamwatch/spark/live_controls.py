@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from streamwatch.analysis.fmt import grace_ran_out
@@ -17,7 +18,7 @@ from streamwatch.analysis.triggers import Trigger, as_trigger
 from streamwatch.backends.base import Backend
 from streamwatch.events.bus import EventBus
 from streamwatch.model.runtime import RunPlan, RuntimeNotice
-from streamwatch.pipeline import Pipeline
+from streamwatch.pipeline import DataFactory, Pipeline
 from streamwatch.spark.runner import PipelineRunner
 from streamwatch.spark.schedule import OrderedRun
 
@@ -38,7 +39,7 @@ class LiveControls(Backend):
     #: query name → that trigger's spec, as the dashboard shows it
     triggers: dict[str, str]
     #: landing source name → its data factory (one ``land`` at a time)
-    factories: dict[str, Any]
+    factories: dict[str, DataFactory]
     #: names of the queries stopped because the stop grace ran out, in the order said
     forced_queries: list[str]
     _lock: threading.RLock
@@ -132,14 +133,14 @@ class LiveControls(Backend):
         self.stop_pipeline()
         self.start_pipeline()
 
-    def land(self, count: int = 1, source: str | None = None) -> list:
+    def land(self, count: int = 1, source: str | None = None) -> list[Path]:
         """Land ``count`` more files now into ``source`` (default: every landing source);
         returns the landed paths ([] when the data set is exhausted). ``KeyError`` for an
         unknown source."""
         if not self.factories:
             raise RuntimeError("the pipeline has not started yet")
         names = [source] if source else list(self.factories)
-        landed: list = []
+        landed: list[Path] = []
         for name in names:
             if name not in self.factories:
                 raise KeyError(f"unknown source {name!r}; known: {', '.join(self.factories)}")
@@ -165,14 +166,11 @@ class LiveControls(Backend):
             with self._lock, self._noting_forced():
                 self._runner().start_layer(self._layer(name), parsed)
 
-    def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple]]:
+    def read_results(self, query_name: str, limit: int = 100) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Current rows of a query's output table (memory sink: its in-memory table):
         (column names, up to ``limit`` rows)."""
         runner = self._runner()
         layer = self.pipeline.layer(self._layer(query_name))
-        if layer.sink == "memory":
-            df = runner.spark.table(query_name)
-        else:
-            df = runner.tables.read(layer.table)
+        df = runner.spark.table(query_name) if layer.sink == "memory" else runner.tables.read(layer.table)
         rows = df.limit(limit).collect()
         return list(df.columns), [tuple(r) for r in rows]

@@ -19,6 +19,7 @@ the same.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -66,7 +67,7 @@ class Recording:
         self.bus = EventBus(capacity=capacity, name="streamwatch-recorder")
         self.runs = RunTracker()
         self.bus.add_sink(self.runs)
-        self.bus.add_sink(recorder.write)
+        self.bus.add_sink(self._write)
         for s in sinks:
             self.bus.add_sink(s)
         self.listener = PublishingListener(self.bus.publish)
@@ -78,6 +79,11 @@ class Recording:
             self.bus.close(0)
             raise
         atexit.register(self.stop)
+
+    def _write(self, event: object) -> None:
+        """The bus's sink for the recording (the recorder's ``write`` tells whether it wrote a
+        line; a bus sink returns nothing)."""
+        self.recorder.write(event)
 
     def stats(self) -> ListenerStats:
         """Counters so far: published, delivered, dropped, sink errors, conversion errors and
@@ -92,10 +98,8 @@ class Recording:
             if self._stopped:
                 return self.stats()
             self._stopped = True
-        try:
+        with contextlib.suppress(Exception):  # pragma: no cover
             atexit.unregister(self.stop)
-        except Exception:  # pragma: no cover
-            pass
         connect = is_connect_session(self.spark)
         try:
             if not connect and not self.spark.streams.active:
@@ -104,17 +108,13 @@ class Recording:
                 self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(max(timeout, 60) * 1000))
         except Exception:  # the session is gone already, or a listener holds the bus
             pass
-        try:
+        with contextlib.suppress(Exception):  # the session is gone already
             # Connect: the terminated events come over gRPC from the server, after the query
             # stopped; waiting for them is waiting for the event itself
             if not self.spark.streams.active:
                 self.runs.wait_all_terminated(self.bus, timeout)
-        except Exception:  # the session is gone already
-            pass
-        try:
+        with contextlib.suppress(Exception):  # the session is gone already
             self.spark.streams.removeListener(self.listener)
-        except Exception:
-            pass
         self.bus.close(timeout)
         stats = self.stats()
         try:

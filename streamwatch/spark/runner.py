@@ -7,17 +7,19 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pyspark.errors import AnalysisException
+from pyspark import __version__ as _pyspark_version
+from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from streamwatch.analysis.triggers import Trigger, as_trigger
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.pipeline import OUTPUT_MODES, Layer, LayerContext, Pipeline, Workspace, plan_run
-
-__all__ = ["PipelineRunner", "QueryRejected", "plan_run"]
 from streamwatch.spark.schedule import STOP_GRACE_S, OrderedRun, graceful_stop
-from streamwatch.spark.tables import Tables, check_continuous
+from streamwatch.spark.tables import TableFormat, Tables, as_sink, check_continuous
+
+__all__ = ["PipelineRunner", "QueryRejected", "plan_run", "spark_condition"]
 
 
 class QueryRejected(StreamwatchError, ValueError):
@@ -51,6 +53,18 @@ def _session_conf(spark: SparkSession, conf: tuple[tuple[str, str], ...]) -> Ite
                 spark.conf.set(k, old)
 
 
+#: pyspark 4.0 renamed ``PySparkException.getErrorClass`` to ``getCondition`` (the old name
+#: warns, FutureWarning); pyspark 3.5 has only ``getErrorClass``
+_HAS_GET_CONDITION = int(_pyspark_version.split(".", 1)[0]) >= 4
+
+
+def spark_condition(e: PySparkException) -> str | None:
+    """Spark's error condition of ``e`` (``SparkThrowable.getCondition``, named error class
+    before Spark 4.0, e.g. ``STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION``); None when the
+    JVM error carries none."""
+    return e.getCondition() if _HAS_GET_CONDITION else e.getErrorClass()
+
+
 def _one_line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     return text[0].strip() if text else type(e).__name__
@@ -73,7 +87,7 @@ class PipelineRunner:
         spark: SparkSession,
         pipeline: Pipeline,
         workspace: Workspace,
-        table_format: str,
+        table_format: TableFormat,
         options: dict[str, Any] | None = None,
         *,
         output_modes: Mapping[str, str] | None = None,
@@ -81,7 +95,7 @@ class PipelineRunner:
         self.spark = spark
         self.pipeline = pipeline
         self.workspace = workspace
-        self.tables = Tables(spark, table_format, workspace.root / f"tables/{pipeline.name}")  # type: ignore[arg-type]
+        self.tables = Tables(spark, table_format, workspace.root / f"tables/{pipeline.name}")
         self.ctx = LayerContext(
             spark=spark,
             tables=self.tables,
@@ -168,7 +182,7 @@ class PipelineRunner:
         for layer in self.pipeline.layers:
             source = self.tables.format if layer.source == "table" else layer.source
             mode = self.output_mode(layer)
-            sink = "memory" if layer.sink == "memory" else self.tables.format
+            sink: str = "memory" if layer.sink == "memory" else self.tables.format
             if (sink == "parquet" and mode == "complete") or (sink == "delta" and layer.merge_keys):
                 sink = "foreachBatch"
             try:
@@ -201,12 +215,11 @@ class PipelineRunner:
                 writer = self.tables.stream_writer(
                     layer.build(self.ctx), layer.table,
                     checkpoint=self.workspace.checkpoint(self.pipeline.name, layer.name), query_name=qname,
-                    output_mode=self.output_mode(layer), sink=layer.sink,  # type: ignore[arg-type]
+                    output_mode=self.output_mode(layer), sink=as_sink(layer.sink),
                     merge_keys=layer.merge_keys,
                 )
             except AnalysisException as e:
-                condition = e.getCondition() if hasattr(e, "getCondition") else None
-                raise QueryRejected(f"{qname}: Spark cannot build the query: {_one_line(e)}", condition) from None
+                raise QueryRejected(f"{qname}: Spark cannot build the query: {_one_line(e)}", spark_condition(e)) from None
         assert writer is not None
         return writer
 
@@ -224,12 +237,12 @@ class PipelineRunner:
                     query_name=name,
                     trigger=trigger,
                     output_mode=mode,
-                    sink=layer.sink,  # type: ignore[arg-type]
+                    sink=as_sink(layer.sink),
                     merge_keys=layer.merge_keys,
                 )
         except AnalysisException as e:
-            condition = e.getCondition() if hasattr(e, "getCondition") else None
-            raise QueryRejected(f"{name} ({mode} mode): Spark rejected the query: {_one_line(e)}", condition) from None
+            raise QueryRejected(f"{name} ({mode} mode): Spark rejected the query: {_one_line(e)}",
+                                spark_condition(e)) from None
         self.queries.append(q)
         self._by_layer[layer.name] = q
         return q

@@ -40,6 +40,7 @@ failure.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -49,7 +50,7 @@ from streamwatch.analysis.triggers import Trigger
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.streaming.query import StreamingQuery
 
     from streamwatch.spark.runner import PipelineRunner
 
@@ -72,10 +73,8 @@ def _position(q: StreamingQuery) -> tuple[bool, int]:
 
 
 def _stop(q: StreamingQuery) -> None:
-    try:
+    with contextlib.suppress(Exception):  # never raises: stopping is best effort
         q.stop()
-    except Exception:  # noqa: BLE001 - never raises: stopping is best effort
-        pass
 
 
 #: longest single wait (ms) of a drain, so the deadline is checked often
@@ -102,7 +101,7 @@ class _Drain:
     def __init__(self, q: StreamingQuery) -> None:
         if not _pinned_threads():
             raise RuntimeError("pyspark is not in pinned-thread mode")
-        se = q._jsq.streamingQuery()  # type: ignore[attr-defined] - classic pyspark only
+        se = q._jsq.streamingQuery()  # classic pyspark only (Spark Connect's query has no _jsq)
         if se.getClass().getSimpleName() != "MicroBatchExecution":
             raise RuntimeError(f"not a plain micro-batch query: {se.getClass().getName()}")
         from pyspark import SparkContext
@@ -203,7 +202,9 @@ def _await_progress(q: StreamingQuery, deadline: float) -> bool:
         while active and q.isActive:
             if time.monotonic() >= deadline:
                 return False
-            q.awaitTermination(0.02)  # returns at once when it terminates meanwhile
+            # returns at once when it terminates meanwhile; pyspark's stub says int, it takes
+            # seconds as a float (timeout * 1000 ms)
+            q.awaitTermination(0.02)  # type: ignore[arg-type]
             now_active, last = _position(q)
             if not now_active or last > running_after:
                 return True
@@ -360,6 +361,7 @@ class OrderedRun:
             self._notify(RuntimeNotice("error", f"{qname}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"))
             self._set(name, "failed")
             return
+        exc: Exception | None
         try:
             q.awaitTermination()
             exc = q.exception()
@@ -367,5 +369,5 @@ class OrderedRun:
             exc = e
         stopped = str(q.runId) in self.runner.stop_requested
         if exc is not None and not stopped:
-            self.errors[name] = exc  # type: ignore[assignment]
+            self.errors[name] = exc
         self._set(name, "stopped" if stopped else "failed" if exc is not None else "done")

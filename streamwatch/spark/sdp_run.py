@@ -14,6 +14,7 @@ skip it (:func:`streamwatch.events.jsonl.decode` returns None for unknown kinds)
 from __future__ import annotations
 
 import calendar
+import contextlib
 import os
 import re
 import shutil
@@ -213,6 +214,17 @@ def _append_events(eventlog_dir: Path, out: IO[bytes]) -> tuple[int, str | None]
     return n, (report.problems[0] if report.problems else None)
 
 
+@contextlib.contextmanager
+def _output(out: str) -> Iterator[IO[bytes]]:
+    """``out`` opened for appending bytes, closed on leaving (``-`` or empty: stdout, left
+    open). Raises ``OSError`` when it cannot be opened."""
+    if out in ("-", ""):
+        yield sys.stdout.buffer
+        return
+    with open(out, "ab") as fh:
+        yield fh
+
+
 def log_spec(spec: str, out: str, duration: float | None, say: Callable[[str], None]) -> int:
     """``streamwatch log --spec SPEC --out OUT``: :func:`run_spec` into OUT (``-``: stdout),
     SIGINT/SIGTERM stopping the run cleanly. The exit code: 0 the run completed or was stopped
@@ -220,23 +232,18 @@ def log_spec(spec: str, out: str, duration: float | None, say: Callable[[str], N
     Raises :class:`SdpRunError` (3) and the spec's ``SpecUnreadable`` (4)."""
     header = RecordingHeader(time_ms=int(time.time() * 1000), source="spark-pipelines",
                              app={"pipeline": str(spec), "spec": str(Path(spec).resolve())})
-    try:
-        fh: IO[bytes] = sys.stdout.buffer if out in ("-", "") else open(out, "ab")
-    except OSError as e:
-        say(f"cannot write {out}: {e.strerror or e}")
-        return ExitCode.UNREADABLE
     stop = threading.Event()
-    previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        result = run_spec(spec, fh, header, duration=duration, stop=stop, say=say)
-    except OSError as e:
+        with _output(out) as fh:
+            previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                result = run_spec(spec, fh, header, duration=duration, stop=stop, say=say)
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+    except OSError as e:  # OUT cannot be opened or written
         say(f"cannot write {out}: {e.strerror or e}")
         return ExitCode.UNREADABLE
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if fh is not sys.stdout.buffer:
-            fh.close()
     if result.eventlog_problem:
         say(f"the server's event log: {result.eventlog_problem}")
     say(f"{len(result.states)} flow states and {result.events} listener events written"

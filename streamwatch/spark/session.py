@@ -129,7 +129,8 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
             from pyspark.java_gateway import launch_gateway
 
             with open(log_file, "ab") as out:
-                gateway = launch_gateway(
+                # pyspark leaves launch_gateway unannotated
+                gateway = launch_gateway(  # type: ignore[no-untyped-call]
                     conf, popen_kwargs={"stdout": out, "stderr": subprocess.STDOUT}
                 )
             SparkContext(conf=conf, gateway=gateway)
@@ -137,7 +138,7 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
             SparkContext(conf=conf)
     spark = SparkSession.builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    master = spark.sparkContext.master
+    master = context_master(spark.sparkContext)
     if not is_local_master(master) and cfg.executor_wait_s > 0:
         wait_for_executors(spark, 1, cfg.executor_wait_s)
     info = SessionInfo(
@@ -153,13 +154,19 @@ def create_session(cfg: SessionConfig) -> tuple[SparkSession, SessionInfo]:
     return spark, info
 
 
+def context_master(sc: SparkContext) -> str:
+    """The master URL a running SparkContext was started with (``spark.master``; pyspark
+    types it optional, a started context always has one: ``unknown`` otherwise)."""
+    return sc.master or "unknown"
+
+
 def local_cores(spark: SparkSession) -> int | None:
     """Cores the driver runs tasks on in local mode (``local[*]`` resolved: Spark's
     ``defaultParallelism``, i.e. the ``local[N]`` thread count); None on a cluster or a
     stopped context."""
     try:
         sc = spark.sparkContext
-        return int(sc.defaultParallelism) if is_local_master(sc.master) else None
+        return int(sc.defaultParallelism) if is_local_master(context_master(sc)) else None
     except Exception:  # noqa: BLE001 - a stopped context
         return None
 

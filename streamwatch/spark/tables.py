@@ -19,20 +19,34 @@ the same in both modes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 from pyspark.sql.types import StructType
 
 from streamwatch.analysis.triggers import ONCE_NOTE, TRIGGERS_HELP, Trigger, as_trigger, trigger_kwargs, trigger_note
 from streamwatch.model.location import Location
 
-__all__ = ["ONCE_NOTE", "TRIGGERS_HELP", "Tables", "check_continuous", "trigger_kwargs", "trigger_note"]
+__all__ = ["ONCE_NOTE", "TRIGGERS_HELP", "Sink", "TableFormat", "Tables", "as_sink", "check_continuous",
+           "trigger_kwargs", "trigger_note"]
 
 TableFormat = Literal["delta", "parquet"]
 Sink = Literal["table", "memory"]
+#: a ``foreachBatch`` function: (the micro-batch's rows, batch id) → None
+BatchFunction = Callable[[DataFrame, int], None]
+
+#: no ``trigger()`` call: Spark's default (the next micro-batch as soon as the last ends)
+DEFAULT_TRIGGER = Trigger("default")
+
+
+def as_sink(sink: str) -> Sink:
+    """A layer's ``sink`` setting as a :data:`Sink`: ``memory`` is Spark's memory sink,
+    anything else the layer's table (as :meth:`Tables.stream_writer` has always read it)."""
+    return "memory" if sink == "memory" else "table"
 
 # Sources and sinks of Spark 4.x that run under Trigger.Continuous (ContinuousExecution):
 # sources implementing ContinuousStream, sinks supporting STREAMING_WRITE in continuous mode.
@@ -116,7 +130,7 @@ class Tables:
         *,
         checkpoint: Location | Path,
         query_name: str,
-        trigger: Trigger | str = Trigger("default"),
+        trigger: Trigger | str = DEFAULT_TRIGGER,
         output_mode: str = "append",
         sink: Sink = "table",
         merge_keys: tuple[str, ...] = (),
@@ -137,7 +151,9 @@ class Tables:
         writer = self.stream_writer(df, name, checkpoint=checkpoint, query_name=query_name, output_mode=output_mode,
                                     sink=sink, merge_keys=merge_keys)
         if kwargs:  # pyspark rejects trigger() without arguments; the default is no call
-            writer = writer.trigger(**kwargs)
+            # kwargs() holds exactly one of trigger()'s keywords; pyspark's overloads take one
+            # named keyword each and none has realTime, so no overload matches **kwargs
+            writer = writer.trigger(**kwargs)  # type: ignore[call-overload]
         if sink == "table":
             path = self.path(name)
             if self.root.is_local:  # an object store has no folders to make: keys are created by writes
@@ -184,7 +200,7 @@ class Tables:
         return writer.format("parquet").option("path", path)
 
 
-def _overwrite_parquet(path: str):
+def _overwrite_parquet(path: str) -> BatchFunction:
     """foreachBatch function: replace the Parquet table at ``path`` with the batch's rows."""
 
     def overwrite(batch_df: DataFrame, batch_id: int) -> None:  # noqa: ARG001 - Spark's signature
@@ -193,7 +209,7 @@ def _overwrite_parquet(path: str):
     return overwrite
 
 
-def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Location | Path):
+def merge_batch(path: str, keys: tuple[str, ...], checkpoint: Location | Path) -> BatchFunction:
     """foreachBatch function: ``MERGE`` a micro-batch into the Delta table at ``path`` on
     ``keys`` (matched rows updated with every column, others inserted).
 
