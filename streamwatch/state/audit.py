@@ -37,7 +37,8 @@ exceeds ``spark.sql.streaming.stateStore.minDeltasForSnapshot`` (default 10).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from streamwatch.state import hdfs, join, rocksdb, tws_reader
 from streamwatch.state.evidence import REMOVED_SHARE, MetricsEvidence, classify, progress_of, slope
@@ -45,6 +46,10 @@ from streamwatch.state.model import StateReadError
 from streamwatch.state.reader import open_context
 from streamwatch.state.records import StateFileError
 from streamwatch.state.stores import StateContext, provider_of, store_folder
+
+if TYPE_CHECKING:
+    from streamwatch.model.checkpoint import Checkpoint
+    from streamwatch.model.statestore import StateOperator
 
 MAX_POINTS = 8
 MIN_POINTS = 3
@@ -171,7 +176,7 @@ def _restart(ctx: StateContext, folder: str, provider: str, partition: int, stor
         files = rocksdb.list_files(ctx.storage, folder)
         snap_kind, log_kind = "zip", "changelog"
     else:
-        files = hdfs.list_files(ctx.storage, folder)  # type: ignore[assignment]
+        files = hdfs.list_files(ctx.storage, folder)
         snap_kind, log_kind = "snapshot", "delta"
     snaps = [v for v, k in files if k == snap_kind and v <= version]
     snap = max(snaps) if snaps else None
@@ -180,7 +185,7 @@ def _restart(ctx: StateContext, folder: str, provider: str, partition: int, stor
     return RestartCost(partition, store, snap, len(logs), size, len(logs) > min_deltas)
 
 
-def _plan(op, store: str, folder: str) -> tuple[Parts | None, Counter | None]:
+def _plan(op: StateOperator, store: str, folder: str) -> tuple[Parts | None, Counter | None]:
     """How one store of ``op`` counts toward ``numRowsTotal``: (parts, count) for
     :class:`_Sampler`."""
     if tws_reader.is_tws(op):
@@ -209,29 +214,43 @@ def _rises(xs: list[int], ys: list[int], removed: int) -> bool:
     return rising and removed <= REMOVED_SHARE * (max(0, ys[-1] - ys[0]) + removed)
 
 
-def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int, cp=None) -> OperatorGrowth:
-    """The audit of one :class:`~streamwatch.model.statestore.StateOperator`; ``cp`` (the
-    checkpoint) gives the partition layout in effect for each version after an offline
-    repartition — a version counts the partitions that existed for it, no others."""
-    provider = provider_of(op, ctx.conf)
+@dataclass(slots=True)
+class _Collected:
+    """What the partitions' samples add up to, per sampled version: ``rows`` per partition,
+    ``bytes``; ``by_part`` per part (a join's side, or ``""`` for the whole operator):
+    version → [rows, removed]; ``restart`` costs; ``error`` the first unreadable store."""
+
+    rows: dict[int, dict[int, int]]
+    bytes: dict[int, int]
+    by_part: dict[str, dict[int, list[int]]] = field(default_factory=dict)
+    restart: list[RestartCost] = field(default_factory=list)
+    error: str | None = None
+
+
+def _min_deltas(ctx: StateContext) -> int:
+    """``spark.sql.streaming.stateStore.minDeltasForSnapshot`` of the offsets conf (default 10)."""
     try:
-        min_deltas = int(ctx.conf.get(MIN_DELTAS_CONF, "10"))
+        return int(ctx.conf.get(MIN_DELTAS_CONF, "10"))
     except ValueError:
-        min_deltas = 10
-    latest = last_batch + 1
-    layout = cp.partitions_for_version if cp is not None else (lambda _v: None)
+        return 10
+
+
+def _sampled(op: StateOperator, latest: int, cp: Checkpoint | None) -> list[int]:
+    """Up to :data:`MAX_POINTS` versions evenly spread from the first present to ``latest``
+    (which is always one)."""
     known = cp.state_versions(op) if cp is not None else op.versions
     present = [v for v in known if v <= latest] or [latest]
-    first_v = min(present)
-    span = list(range(first_v, latest + 1))
+    span = list(range(min(present), latest + 1))
     step = max(1, -(-len(span) // MAX_POINTS))
-    versions = sorted(set(span[::-1][::step]))
-    per_version: dict[int, dict[int, int]] = {v: {} for v in versions}
-    bytes_v: dict[int, int] = {v: 0 for v in versions}
-    # per part (a join's side, or "" for the whole operator): version → (rows, removed)
-    by_part: dict[str, dict[int, list[int]]] = {}
-    restart: list[RestartCost] = []
-    error = None
+    return sorted(set(span[::-1][::step]))
+
+
+def _collect(ctx: StateContext, op: StateOperator, provider: str, versions: list[int], latest: int,
+             layout: Callable[[int], int | None]) -> _Collected:
+    """Every partition store of ``op`` sampled at ``versions`` (those its layout has), and its
+    restart cost at ``latest``; stops at the first store that cannot be read."""
+    acc = _Collected({v: {} for v in versions}, {v: 0 for v in versions})
+    min_deltas = _min_deltas(ctx)
     for part in op.partitions:
         folder = store_folder(ctx, op, part.partition_id, part.store_name)
         mine = [v for v in versions if (n := layout(v)) is None or part.partition_id < n]
@@ -240,26 +259,50 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
         try:
             series = _series(ctx, folder, provider, mine, *_plan(op, part.store_name, folder))
         except (StateFileError, OSError) as e:
-            error = str(e)
-            break
+            acc.error = str(e)
+            return acc
         except Exception as e:  # noqa: BLE001 - a corrupt store is a finding, never a traceback
-            error = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
-            break
+            acc.error = " ".join(f"{folder}: unreadable ({type(e).__name__}: {e})".split())
+            return acc
         for v, (b, counted) in series.items():
-            bytes_v[v] += b
+            acc.bytes[v] += b
             for name, (n, gone) in counted.items():
-                per_version[v][part.partition_id] = per_version[v].get(part.partition_id, 0) + n
-                acc = by_part.setdefault(name, {}).setdefault(v, [0, 0])
-                acc[0] += n
-                acc[1] += gone
+                acc.rows[v][part.partition_id] = acc.rows[v].get(part.partition_id, 0) + n
+                rows_removed = acc.by_part.setdefault(name, {}).setdefault(v, [0, 0])
+                rows_removed[0] += n
+                rows_removed[1] += gone
         if (n := layout(latest)) is None or part.partition_id < n:
-            restart.append(_restart(ctx, folder, provider, part.partition_id, part.store_name, latest, min_deltas))
+            acc.restart.append(_restart(ctx, folder, provider, part.partition_id, part.store_name, latest, min_deltas))
+    return acc
+
+
+def _growing_parts(xs: list[int], versions: list[int], by_part: dict[str, dict[int, list[int]]]) -> list[str]:
+    """The parts whose rows grow (:func:`_rises`), each judged on its own: a join whose one
+    side evicts must not hide the other's leak."""
+    out = []
+    for name, series in sorted(by_part.items()):
+        ys = [series.get(v, [0, 0])[0] for v in versions]
+        if _rises(xs, ys, sum(series.get(v, [0, 0])[1] for v in versions)):
+            out.append(name)
+    return out
+
+
+def audit_operator(ctx: StateContext, op: StateOperator, watermarks: list[int], last_batch: int,
+                   cp: Checkpoint | None = None) -> OperatorGrowth:
+    """The audit of one :class:`~streamwatch.model.statestore.StateOperator`; ``cp`` (the
+    checkpoint) gives the partition layout in effect for each version after an offline
+    repartition — a version counts the partitions that existed for it, no others."""
+    provider = provider_of(op, ctx.conf)
+    latest = last_batch + 1
+    layout: Callable[[int], int | None] = cp.partitions_for_version if cp is not None else (lambda _v: None)
+    versions = _sampled(op, latest, cp)
+    acc = _collect(ctx, op, provider, versions, latest, layout)
     parts = len({p.partition_id for p in op.partitions})
-    if error is not None:
-        return OperatorGrowth(op.operator_id, op.name, "unknown", (), 0.0, 0.0, None, None, parts, tuple(restart),
-                              error=error, path=op.path)
-    removed_v = {v: sum(s.get(v, [0, 0])[1] for s in by_part.values()) for v in versions}
-    points = tuple(GrowthPoint(v - 1, sum(per_version[v].values()), bytes_v[v], max(per_version[v].values(), default=0),
+    if acc.error is not None:
+        return OperatorGrowth(op.operator_id, op.name, "unknown", (), 0.0, 0.0, None, None, parts, tuple(acc.restart),
+                              error=acc.error, path=op.path)
+    removed_v = {v: sum(s.get(v, [0, 0])[1] for s in acc.by_part.values()) for v in versions}
+    points = tuple(GrowthPoint(v - 1, sum(acc.rows[v].values()), acc.bytes[v], max(acc.rows[v].values(), default=0),
                                removed_v[v])
                    for v in versions)
     xs = [p.batch_id for p in points]
@@ -269,19 +312,15 @@ def audit_operator(ctx: StateContext, op, watermarks: list[int], last_batch: int
     verdict = "unknown"
     growing_parts: list[str] = []
     if len(points) >= MIN_POINTS:
-        # each part on its own: a join whose one side evicts must not hide the other's leak
-        for name, series_ in sorted(by_part.items()):
-            ys = [series_.get(v, [0, 0])[0] for v in versions]
-            if _rises(xs, ys, sum(series_.get(v, [0, 0])[1] for v in versions)):
-                growing_parts.append(name)
+        growing_parts = _growing_parts(xs, versions, acc.by_part)
         verdict = "growing" if growing_parts else "bounded"
     proj = None
     if verdict == "growing" and bps > 0:
         proj = max(0, int((PROJECTION_BYTES - points[-1].bytes) / bps))
     last = points[-1] if points else None
     skew = (last.largest_partition_rows / last.rows) if last and last.rows else None
-    return OperatorGrowth(op.operator_id, op.name, verdict, points, rps, bps, proj, skew, parts, tuple(restart), moved,
-                          path=op.path, growing_parts=tuple(p for p in growing_parts if p))
+    return OperatorGrowth(op.operator_id, op.name, verdict, points, rps, bps, proj, skew, parts, tuple(acc.restart),
+                          moved, path=op.path, growing_parts=tuple(p for p in growing_parts if p))
 
 
 def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> OperatorGrowth:
@@ -299,8 +338,8 @@ def with_evidence(a: OperatorGrowth, evidence: MetricsEvidence | None) -> Operat
                    growing_parts=a.growing_parts if verdict == "growing" else ())
 
 
-def audit_state(path: str, storage_options: dict | None = None, *, recording: str | None = None,
-                checkpoint=None) -> list[OperatorGrowth]:
+def audit_state(path: str, storage_options: dict[str, Any] | None = None, *, recording: str | None = None,
+                checkpoint: Checkpoint | None = None) -> list[OperatorGrowth]:
     """The audit of every state operator of the checkpoint at ``path`` up to its last
     committed batch; ``recording``: a streamwatch recording (JSONL) or Spark event log of
     the query whose progress reports sharpen the verdict (reports of other queries are

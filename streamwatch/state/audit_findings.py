@@ -4,8 +4,13 @@ and ``streamwatch state --audit``: its findings (``state-growing``, ``state-boun
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from streamwatch.model.findings import Finding
 from streamwatch.state.audit import PROJECTION_BYTES, OperatorGrowth, audit_state
+
+if TYPE_CHECKING:
+    from streamwatch.model.checkpoint import Checkpoint
 
 
 def _gib(n: float) -> str:
@@ -68,7 +73,7 @@ AUDIT_BUDGET_BYTES = 256 * 1024**2
 AUDIT_BUDGET_FILES = 5_000
 
 
-def with_audit_findings(cp, path: str, storage_options: dict | None = None):
+def with_audit_findings(cp: Checkpoint, path: str, storage_options: dict[str, Any] | None = None) -> Checkpoint:
     """``cp`` (a :class:`~streamwatch.model.checkpoint.Checkpoint`) with the audit's findings
     appended — the hook ``streamwatch inspect`` calls. Never raises: a failure is a
     ``state-audit-unreadable`` finding; state over :data:`AUDIT_BUDGET_BYTES` (or, sizes unmeasured, over

@@ -92,13 +92,13 @@ def _converter(t: DataType) -> Callable[[Any], Any] | None:
         return lambda v: Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-scale)
     if n == "struct":
         conv = _struct_converter(StructType(t.fields))
-        return lambda v: dict(zip((f.name for f in t.fields), conv(v)))
+        return lambda v: dict(zip((f.name for f in t.fields), conv(v), strict=True))
     if n == "array":
-        inner = _converter(t.element or DataType("null"))
-        return (lambda v: [None if x is None else inner(x) for x in v]) if inner else list
+        element = _converter(t.element or DataType("null"))
+        return (lambda v: [None if x is None else element(x) for x in v]) if element else list
     if n == "map":
-        inner = _converter(t.value or DataType("null"))
-        return (lambda v: {k: None if x is None else inner(x) for k, x in v.items()}) if inner else dict
+        value = _converter(t.value or DataType("null"))
+        return (lambda v: {k: None if x is None else value(x) for k, x in v.items()}) if value else dict
     return None
 
 

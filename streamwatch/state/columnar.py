@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any
@@ -151,8 +152,8 @@ def _slices(buf: np.ndarray, at: np.ndarray, lengths: np.ndarray, binary: bool) 
     lo = (ends - lengths).tolist()
     hi = ends.tolist()
     if binary:
-        return [blob[a:b] for a, b in zip(lo, hi)]
-    return [blob[a:b].decode("utf-8", "replace") for a, b in zip(lo, hi)]
+        return [blob[a:b] for a, b in zip(lo, hi, strict=True)]
+    return [blob[a:b].decode("utf-8", "replace") for a, b in zip(lo, hi, strict=True)]
 
 
 def _struct_values(names: tuple[str, ...], cols: list[list[Any]]) -> list[Any]:
@@ -162,11 +163,66 @@ def _struct_values(names: tuple[str, ...], cols: list[list[Any]]) -> list[Any]:
         return [{a: x} for x in cols[0]]
     if len(names) == 2:
         a, b = names
-        return [{a: x, b: y} for x, y in zip(*cols)]
+        return [{a: x, b: y} for x, y in zip(*cols, strict=True)]
     if len(names) == 3:
         a, b, c = names
-        return [{a: x, b: y, c: z} for x, y, z in zip(*cols)]
-    return [dict(zip(names, vals)) for vals in zip(*cols)]
+        return [{a: x, b: y, c: z} for x, y, z in zip(*cols, strict=True)]
+    # a row's values are one per name by construction; strict= per row would cost speed
+    return [dict(zip(names, vals)) for vals in zip(*cols, strict=True)]  # noqa: B905
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """How one field decodes: ``kind`` ``fixed`` (its slot column through ``convert``),
+    ``string``/``binary`` (sliced by its slot's offset and size) or ``struct`` (``inner``
+    decodes the nested rows, whose field ``names`` make each value's dict)."""
+
+    kind: str
+    convert: Callable[[np.ndarray], list[Any]] | None = None
+    inner: ColumnsFn | None = None
+    names: tuple[str, ...] = ()
+
+
+def _steps(schema: StructType) -> list[_Step]:
+    out = []
+    for f in schema.fields:
+        t = f.type
+        if t.name == "struct":
+            inner = compile_columns(StructType(t.fields))
+            assert inner is not None  # supported() held for every nested field
+            out.append(_Step("struct", inner=inner, names=tuple(x.name for x in t.fields)))
+        elif t.name in _VAR:
+            out.append(_Step(t.name))
+        else:
+            out.append(_Step("fixed", convert=_converter(t)))
+    return out
+
+
+def _null_columns(mat: np.ndarray, n: int, live: np.ndarray) -> list[np.ndarray]:
+    """Per field, the rows (of those ``live``) whose null bit is set (bool arrays)."""
+    nulls = []
+    for i in range(n):
+        word = mat[:, i // 64]
+        nulls.append(((word >> np.int64(i % 64)) & 1).astype(bool) & live)
+    return nulls
+
+
+def _var_spans(steps: list[_Step], mat: np.ndarray, words: int, fixed: int, sizes: np.ndarray, live: np.ndarray,
+               nulls: list[np.ndarray]) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """(field → (offset, length) of each row's variable-length value, the rows where one lies
+    in the slots or past the row's end: left to the per-row decoder, which checks the same)."""
+    var: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    bad = np.zeros(len(mat), dtype=bool)
+    for i, step in enumerate(steps):
+        if step.kind == "fixed":
+            continue
+        slot = mat[:, words + i]
+        off = (slot >> np.int64(32)) & _LOW32
+        length = slot & _LOW32
+        used = live & ~nulls[i]
+        bad |= used & ((off < fixed) | (off + length > sizes))
+        var[i] = (off, length)
+    return var, bad
 
 
 def compile_columns(schema: StructType) -> ColumnsFn | None:
@@ -179,67 +235,42 @@ def compile_columns(schema: StructType) -> ColumnsFn | None:
     :class:`BatchError` for a value it cannot convert."""
     if not all(supported(f.type) for f in schema.fields):
         return None
-    fields = schema.fields
-    n = len(fields)
+    n = len(schema.fields)
     words = bitset_words(n)
     fixed = (words + n) * 8
-    plan: list[tuple[str, Any]] = []
-    for f in fields:
-        t = f.type
-        if t.name == "struct":
-            inner = compile_columns(StructType(t.fields))
-            assert inner is not None
-            plan.append(("struct", (inner, tuple(x.name for x in t.fields))))
-        elif t.name in _VAR:
-            plan.append((t.name, None))
-        else:
-            plan.append(("fixed", _converter(t)))
+    steps = _steps(schema)
 
     def decode(buf: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
                present: np.ndarray) -> tuple[list[list[Any]], np.ndarray]:
-        rows = len(starts)
         ok = sizes >= fixed
         live = present & ok
         # rows not decoded read the zero padding: every value there is in range
         at = np.where(live, starts, len(buf) - fixed)
-        mat = _gather(buf, at, fixed) if rows else np.zeros((0, words + n), dtype=np.int64)
-        nulls = []
-        for i in range(n):
-            word = mat[:, i // 64]
-            nulls.append(((word >> np.int64(i % 64)) & 1).astype(bool) & live)
-        # variable-length values must lie after the slots and inside the row (as the per-row
-        # decoder checks): a row that breaks this is left to it
-        var: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for i, (kind, _arg) in enumerate(plan):
-            if kind == "fixed":
-                continue
-            slot = mat[:, words + i]
-            off = (slot >> np.int64(32)) & _LOW32
-            length = slot & _LOW32
-            used = live & ~nulls[i]
-            bad = used & ((off < fixed) | (off + length > sizes))
-            ok &= ~bad
-            var[i] = (off, length)
+        mat = _gather(buf, at, fixed) if len(starts) else np.zeros((0, words + n), dtype=np.int64)
+        nulls = _null_columns(mat, n, live)
+        var, bad = _var_spans(steps, mat, words, fixed, sizes, live, nulls)
+        ok &= ~bad
         live &= ok
         out: list[list[Any]] = []
-        for i, (kind, arg) in enumerate(plan):
+        for i, step in enumerate(steps):
             null = nulls[i]
-            if kind == "fixed":
+            if step.convert is not None:
                 # a null's slot (and a skipped row's) may hold anything: converted as 0
-                col = arg(np.where(null | ~live, 0, mat[:, words + i]))
+                col = step.convert(np.where(null | ~live, 0, mat[:, words + i]))
             else:
                 off, length = var[i]
                 used = live & ~null
-                if kind == "struct":
-                    inner, names = arg
-                    cols, inner_ok = inner(buf, np.where(used, at + off, 0), np.where(used, length, 0), used)
-                    col = _struct_values(names, cols)
+                span_at, span_len = np.where(used, at + off, 0), np.where(used, length, 0)
+                if step.inner is not None:
+                    cols, inner_ok = step.inner(buf, span_at, span_len, used)
+                    col = _struct_values(step.names, cols)
+                    # a nested row that breaks the layout takes its row (and later fields) out
                     bad_inner = used & ~inner_ok
                     if bad_inner.any():
                         ok &= ~bad_inner
                         live &= ~bad_inner
                 else:
-                    col = _slices(buf, np.where(used, at + off, 0), np.where(used, length, 0), kind == "binary")
+                    col = _slices(buf, span_at, span_len, step.kind == "binary")
             if null.any():
                 for r in np.flatnonzero(null).tolist():
                     col[r] = None

@@ -72,14 +72,14 @@ class Entries:
         va, vn = self.vstart[lo:hi], self.vlen[lo:hi]
         base = int(min(ka.min(), va.min()))
         raw = self.buf[base:int(max((ka + kn).max(), (va + vn).max()))].tobytes()
-        ks = [raw[a:a + n] for a, n in zip((ka - base).tolist(), kn.tolist())]
-        vs = [raw[a:a + n] for a, n in zip((va - base).tolist(), vn.tolist())]
+        ks = [raw[a:a + n] for a, n in zip((ka - base).tolist(), kn.tolist(), strict=True)]
+        vs = [raw[a:a + n] for a, n in zip((va - base).tolist(), vn.tolist(), strict=True)]
         return ks, vs
 
     def to_dict(self) -> dict[bytes, bytes]:
         """Key bytes → value bytes, as :func:`~streamwatch.state.records.apply_records` gives."""
         ks, vs = self.pairs(0, len(self))
-        return dict(zip(ks, vs))
+        return dict(zip(ks, vs, strict=True))
 
     def padded(self, pad: int) -> Entries:
         """These entries in a buffer with at least ``pad`` zero bytes past its end."""
@@ -128,7 +128,7 @@ def _fixed_stride(data: bytes, b: np.ndarray, pos: int) -> np.ndarray | None:
     n = (len(data) - pos - 4) // stride
     if n < 2 or _INT.unpack_from(data, pos + n * stride)[0] != -1:
         return None
-    starts = pos + np.arange(n, dtype=np.int64) * stride
+    starts: np.ndarray = pos + np.arange(n, dtype=np.int64) * stride
     if (_be32(b, starts) != k).any() or (_be32(b, starts + 4 + k) != v).any():
         return None
     return starts
@@ -206,10 +206,10 @@ def replay(bodies: list[bytes], spans: list[Spans], pad: int) -> Entries | None:
     """The entries left after applying the records of ``bodies`` (decompressed files, with
     their :func:`split_v1` spans) in order: puts set, deletes remove; None when keys cannot be
     compared column-wise (the caller replays record by record)."""
-    offsets = np.cumsum([0] + [len(x) for x in bodies])
-    kstart = np.concatenate([s.kstart + o for s, o in zip(spans, offsets)]) if spans else np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum([0] + [len(x) for x in bodies])[:-1]  # where each body starts in the joined buffer
+    kstart = np.concatenate([s.kstart + o for s, o in zip(spans, offsets, strict=True)]) if spans else np.zeros(0, dtype=np.int64)
     klen = np.concatenate([s.klen for s in spans]) if spans else np.zeros(0, dtype=np.int64)
-    vstart = np.concatenate([s.vstart + o for s, o in zip(spans, offsets)]) if spans else np.zeros(0, dtype=np.int64)
+    vstart = np.concatenate([s.vstart + o for s, o in zip(spans, offsets, strict=True)]) if spans else np.zeros(0, dtype=np.int64)
     vlen = np.concatenate([s.vlen for s in spans]) if spans else np.zeros(0, dtype=np.int64)
     n = len(kstart)
     words = int((int(klen.max()) + 7) // 8) if n else 0
@@ -277,7 +277,7 @@ class Replayer:
     def _as_dict(self) -> dict[bytes, bytes]:
         if self.rows is None:
             self.rows = {}
-            for data, (pos, version), name in zip(self.bodies, self.versions, self.names):
+            for data, (pos, version), name in zip(self.bodies, self.versions, self.names, strict=True):
                 apply_body(data, pos, version, name, self.rows, delimiter=self.delimiter)
             self.bodies, self.spans = [], []
         return self.rows

@@ -64,7 +64,7 @@ def slope(xs: list[int], ys: list[int]) -> float:
         return 0.0
     mx, my = sum(xs) / n, sum(ys) / n
     den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
 
 
 def progress_of(events: Iterable[object], query_id: str | None) -> list[QueryProgress]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.logs import parse_offsets
@@ -148,7 +148,6 @@ def _num_partitions(cp: Checkpoint, op: StateOperator, conf: Mapping[str, str], 
 
 def _resolve(path: str, key: str, operator: int | None, batch: int, storage_options: dict[str, Any] | None) -> Resolved:
     cp, ctx = open_context(path, storage_options)
-    cp = cast(Checkpoint, cp)
     op = _operator(cp, operator)
     if tws_reader.is_tws(op) or op.state_variables:
         raise StateReadError(f"state/{op.operator_id} ({op.name}): --key does not read transformWithState "
@@ -204,7 +203,7 @@ def _decode(r: Resolved, raw: bytes | None) -> tuple[Any, ...] | None:
 
 def _last_batch(path: str, storage_options: dict[str, Any] | None) -> int:
     cp, _ctx = open_context(path, storage_options)
-    ids = cast(Checkpoint, cp).commit_batch_ids
+    ids = cp.commit_batch_ids
     if not ids:
         raise StateReadError(f"{path}: no committed batch yet (commits/ is empty)")
     return ids[-1]

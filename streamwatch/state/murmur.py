@@ -148,7 +148,7 @@ def hash_value(t: DataType, v: Any, seed: int) -> int:
 
 def hash_row(schema: StructType, values: tuple[Any, ...], seed: int = SEED) -> int:
     """``hash(col1, col2, …)``: the signed 32-bit Murmur3 hash of a row's columns."""
-    for f, v in zip(schema.fields, values):
+    for f, v in zip(schema.fields, values, strict=True):
         seed = hash_value(f.type, v, seed)
     return seed
 

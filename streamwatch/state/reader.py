@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamwatch.checkpoint import CheckpointError, read_checkpoint
 from streamwatch.checkpoint.fs import StorageError, open_storage
@@ -26,6 +26,10 @@ from streamwatch.state.model import Column, StateReadError, StateTable
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
 from streamwatch.state.stores import StateContext, find_schema, provider_of
 from streamwatch.state.unsaferow import RowError
+
+if TYPE_CHECKING:
+    from streamwatch.model.checkpoint import Checkpoint
+    from streamwatch.state.entries import Entries
 
 
 def _columns(cf: ColumnFamilySchema, drop_key_tail: int = 0) -> tuple[Column, ...]:
@@ -39,11 +43,12 @@ def _loader(ctx: StateContext, op: StateOperator, provider: str, store: str, ver
     """The rebuild of one partition's store ``store`` at ``version`` (module docstring)."""
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(store) if store in names else 0
-    read = rocksdb.load_entries if provider == "rocksdb" else hdfs.load_entries
 
-    def load(partition: int, folder: str) -> tuple[Any, Any]:
+    def load(partition: int, folder: str) -> tuple[Entries | dict[bytes, bytes], hdfs.Replay | rocksdb.Replay]:
         ids = ctx.unique_ids(op.operator_id, partition, index, version)
-        return read(ctx.storage, folder, version, ctx.codec, ids)
+        if provider == "rocksdb":
+            return rocksdb.load_entries(ctx.storage, folder, version, ctx.codec, ids)
+        return hdfs.load_entries(ctx.storage, folder, version, ctx.codec, ids)
     return load
 
 
@@ -110,7 +115,8 @@ def default_stores(op: StateOperator) -> list[str]:
     return names
 
 
-def open_context(path: str, storage_options: dict | None = None, checkpoint=None):
+def open_context(path: str, storage_options: dict[str, Any] | None = None,
+                 checkpoint: Checkpoint | None = None) -> tuple[Checkpoint, StateContext]:
     """(checkpoint model, context) for ``path``; ``checkpoint``: the checkpoint already read
     (not read again). Raises :class:`StateReadError`."""
     try:
@@ -127,7 +133,7 @@ def open_context(path: str, storage_options: dict | None = None, checkpoint=None
 
 def read_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
                partition: int | None = None, limit: int | None = None,
-               storage_options: dict | None = None, var: str | None = None) -> list[StateTable]:
+               storage_options: dict[str, Any] | None = None, var: str | None = None) -> list[StateTable]:
     """:func:`stream_state`'s tables, every row read into memory."""
     return [s.table() for s in stream_state(path, operator=operator, store=store, batch=batch, partition=partition,
                                             limit=limit, storage_options=storage_options, var=var)]
@@ -135,12 +141,13 @@ def read_state(path: str, *, operator: int | None = None, store: str | None = No
 
 def stream_state(path: str, *, operator: int | None = None, store: str | None = None, batch: int | None = None,
                  partition: int | None = None, limit: int | None = None,
-                 storage_options: dict | None = None, var: str | None = None) -> list[scan.StateStream]:
+                 storage_options: dict[str, Any] | None = None, var: str | None = None) -> list[scan.StateStream]:
     """The tables of :func:`read_state` with rows decoded as each stream's ``rows`` is
     iterated (a chunk of entries at a time: memory holds one partition's store, not the
     table): every operator, store, variable and schema is resolved (and any
-    :class:`StateReadError` raised) before the first row is decoded. The state rows of the checkpoint at ``path`` as of ``batch`` (default: the last
-    committed batch): one :class:`StateTable` per operator and store (join: per side), or
+    :class:`StateReadError` raised) before the first row is decoded. The state rows of the
+    checkpoint at ``path`` as of ``batch`` (default: the last committed batch): one
+    :class:`StateTable` per operator and store (join: per side), or
     only ``operator``/``store``/``partition`` when given; at most ``limit`` rows per table
     (``total_rows`` still counts all). A transformWithState operator gives one table per
     state variable (value/list/map state, ``timers``), or only ``var``; ``encodingFormat``
@@ -161,38 +168,52 @@ def stream_state(path: str, *, operator: int | None = None, store: str | None = 
         raise StateReadError(f"batch {batch}: batch ids start at 0")
     tables: list[scan.StateStream] = []
     for op in ops:
-        # the partitions of the layout state version batch+1 was written in: before an offline
-        # repartition to more partitions the new folders hold no version of that batch
-        n = cp.partitions_for_version(batch + 1)
-        parts = sorted({p.partition_id for p in op.partitions if n is None or p.partition_id < n})
-        if partition is not None:
-            if partition not in parts:
-                raise StateReadError(f"state/{op.operator_id}: no partition {partition} (partitions 0–{max(parts) if parts else -1})")
-            parts = [partition]
-        if tws_reader.is_tws(op):
-            if store not in (None, DEFAULT_CF):
-                raise StateReadError(f"state/{op.operator_id}: transformWithState keeps one store (default); "
-                                     "pick a state variable with var=/--var")
-            op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
-            if var is None:
-                cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch, parts)
-                variables = tws_reader.variable_names(op, cfs)
-            else:
-                variables = [var]
-            tables.extend(tws_reader.stream_variable(ctx, op, v, batch, parts, limit) for v in variables)
-            continue
-        if var is not None:
-            raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): var= applies to transformWithState "
-                                 "operators only")
-        names = default_stores(op) if store is None else [store]
-        if join.is_join(op) and not join.has_store_folders(op):
-            # join state formats 3–4: the sides are column families of store default
-            tables.extend(join.stream_virtual(ctx, op, name, batch, parts, limit) for name in names)
-            continue
-        # a join keeps no store default (formats 1–2: its four stores and two sides)
-        known = set(op.store_names) | set(default_stores(op)) | (set() if join.is_join(op) else {DEFAULT_CF})
-        for name in names:
-            if name not in known:
-                raise StateReadError(f"state/{op.operator_id}: no store {name!r} (stores: {', '.join(sorted(known - {DEFAULT_CF}) or [DEFAULT_CF])})")
-            tables.append(stream_store(ctx, op, name, batch, parts, limit))
+        parts = _partitions(cp, op, batch, partition)
+        tables.extend(_operator_streams(ctx, op, store, var, batch, parts, limit))
+    return tables
+
+
+def _partitions(cp: Checkpoint, op: StateOperator, batch: int, partition: int | None) -> list[int]:
+    """The partitions of ``op`` to read for ``batch`` (only ``partition`` when given). Raises
+    :class:`StateReadError` for a partition it does not have."""
+    # the partitions of the layout state version batch+1 was written in: before an offline
+    # repartition to more partitions the new folders hold no version of that batch
+    n = cp.partitions_for_version(batch + 1)
+    parts = sorted({p.partition_id for p in op.partitions if n is None or p.partition_id < n})
+    if partition is None:
+        return parts
+    if partition not in parts:
+        raise StateReadError(f"state/{op.operator_id}: no partition {partition} (partitions 0–{max(parts) if parts else -1})")
+    return [partition]
+
+
+def _operator_streams(ctx: StateContext, op: StateOperator, store: str | None, var: str | None, batch: int,
+                      parts: list[int], limit: int | None) -> list[scan.StateStream]:
+    """:func:`stream_state`'s tables of one operator: its state variables (transformWithState),
+    join sides or stores, or only ``store``/``var``. Raises :class:`StateReadError`."""
+    if tws_reader.is_tws(op):
+        if store not in (None, DEFAULT_CF):
+            raise StateReadError(f"state/{op.operator_id}: transformWithState keeps one store (default); "
+                                 "pick a state variable with var=/--var")
+        op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
+        if var is None:
+            cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch, parts)
+            variables = tws_reader.variable_names(op, cfs)
+        else:
+            variables = [var]
+        return [tws_reader.stream_variable(ctx, op, v, batch, parts, limit) for v in variables]
+    if var is not None:
+        raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): var= applies to transformWithState "
+                             "operators only")
+    names = default_stores(op) if store is None else [store]
+    if join.is_join(op) and not join.has_store_folders(op):
+        # join state formats 3–4: the sides are column families of store default
+        return [join.stream_virtual(ctx, op, name, batch, parts, limit) for name in names]
+    # a join keeps no store default (formats 1–2: its four stores and two sides)
+    known = set(op.store_names) | set(default_stores(op)) | (set() if join.is_join(op) else {DEFAULT_CF})
+    tables = []
+    for name in names:
+        if name not in known:
+            raise StateReadError(f"state/{op.operator_id}: no store {name!r} (stores: {', '.join(sorted(known - {DEFAULT_CF}) or [DEFAULT_CF])})")
+        tables.append(stream_store(ctx, op, name, batch, parts, limit))
     return tables

@@ -69,11 +69,12 @@ class _Buf:
         self.pos = end
         return out
 
-    def int(self) -> int:
-        return _INT.unpack(self.take(4))[0]
+    def int32(self) -> int:
+        value: int = _INT.unpack(self.take(4))[0]
+        return value
 
     def utf(self) -> str:
-        n = struct.unpack(">H", self.take(2))[0]
+        n: int = struct.unpack(">H", self.take(2))[0]
         return self.take(n).decode("utf-8", "replace")
 
     def sized(self, n: int, what: str) -> bytes:
@@ -84,11 +85,11 @@ class _Buf:
 
 def _v1(buf: _Buf) -> Iterator[Record]:
     while True:
-        klen = buf.int()
+        klen = buf.int32()
         if klen == -1:
             return
         key = buf.sized(klen, "key")
-        vlen = buf.int()
+        vlen = buf.int32()
         if vlen == -1:
             yield Record(DELETE, key, None)
         else:
@@ -103,8 +104,8 @@ def _v2(buf: _Buf) -> Iterator[Record]:
         op = _TYPES.get(t)
         if op is None:
             raise StateFileError(f"{buf.name}: unknown changelog record type {t:#x}")
-        key = buf.sized(buf.int(), "key")
-        vlen = buf.int()
+        key = buf.sized(buf.int32(), "key")
+        vlen = buf.int32()
         if op == DELETE or vlen == -1:
             yield Record(DELETE, key, None)
         else:
@@ -180,12 +181,13 @@ def _apply_v2(buf: _Buf, rows: dict[bytes, bytes], delimiter: bytes) -> None:
 
 
 def _apply(rec: Record, rows: dict[bytes, bytes], delimiter: bytes) -> None:
-    if rec.op == DELETE:
+    value = rec.value
+    if rec.op == DELETE or value is None:  # the readers give a delete, and only a delete, no value
         rows.pop(rec.key, None)
     elif rec.op == MERGE and rec.key in rows:
-        rows[rec.key] = rows[rec.key] + delimiter + rec.value  # type: ignore[operator]
+        rows[rec.key] = rows[rec.key] + delimiter + value
     else:
-        rows[rec.key] = rec.value  # type: ignore[assignment]
+        rows[rec.key] = value
 
 
 def open_stream(raw: IO[bytes], codec: str, name: str) -> IO[bytes]:

@@ -29,6 +29,7 @@ written. Keys and values are returned as RocksDB holds them (see
 
 from __future__ import annotations
 
+import builtins
 import io
 import os
 import re
@@ -68,12 +69,16 @@ class Replay:
     num_keys: int | None = None
     cf_mapping: tuple[tuple[str, int], ...] = ()
     internal_cfs: tuple[str, ...] = ()
-    merge_delimiter: bytes = b","
+    merge_delimiter: builtins.bytes = b","  # builtins: the field ``bytes`` above shadows the type here
 
 
-def list_files(storage: Storage, folder: str) -> dict[tuple[int, str], list[tuple[str | None, str, int]]]:
+#: (version, ``zip``|``changelog``) → [(unique id or None, file name, size in bytes)]
+Files = dict[tuple[int, str], list[tuple[str | None, str, int]]]
+
+
+def list_files(storage: Storage, folder: str) -> Files:
     """(version, ``zip``|``changelog``) → [(unique id, file name, size)] in ``folder``."""
-    out: dict[tuple[int, str], list[tuple[str | None, str, int]]] = {}
+    out: Files = {}
     for it in storage.list(folder) or []:
         m = _FILE.match(it.name)
         if m and not it.is_dir:
@@ -94,7 +99,7 @@ def _pick(cands: list[tuple[str | None, str, int]], uid: str | None) -> tuple[st
     return None  # several unique ids and no commit log entry to choose
 
 
-def _metadata(raw: bytes, name: str) -> dict:
+def _metadata(raw: bytes, name: str) -> dict[str, Any]:
     head, _, body = raw.partition(b"\n")
     if head.strip() != b"v1":
         raise StateFileError(f"{name}: metadata version {head.strip()[:10]!r} is not v1")
@@ -160,8 +165,7 @@ def _zip_metadata(storage: Storage, folder: str, zip_name: str) -> dict[str, Any
     return _metadata(raw, zip_name)
 
 
-def _later_metadata(storage: Storage, folder: str, files: dict[tuple[int, str], list[tuple[str | None, str, int]]],
-                    version: int) -> dict[str, Any]:
+def _later_metadata(storage: Storage, folder: str, files: Files, version: int) -> dict[str, Any]:
     """The metadata of the first readable zip after ``version`` ({} when none): what names the
     column family ids of a store rebuilt from changelogs alone."""
     for v in sorted(v for v, kind in files if kind == "zip" and v > version):
@@ -174,7 +178,7 @@ def _later_metadata(storage: Storage, folder: str, files: dict[tuple[int, str], 
 
 
 @contextmanager
-def rebuilt(storage: Storage, folder: str, zip_name: str) -> Iterator[tuple[str, int, dict]]:
+def rebuilt(storage: Storage, folder: str, zip_name: str) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """The database of snapshot ``zip_name`` (Spark's RocksDB checkpoint: the zip holds the
     ``metadata`` file and small files, ``SSTs/`` under ``folder`` the SST files it names)
     rebuilt in a temporary folder for rocksdict to open read-only: (that folder, bytes read,
@@ -218,7 +222,7 @@ def rebuilt(storage: Storage, folder: str, zip_name: str) -> Iterator[tuple[str,
 
 
 def _read_db(storage: Storage, folder: str, zip_name: str,
-             delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], int, dict, bytes | None]:
+             delimiter: bytes | None = None) -> tuple[dict[bytes, bytes], int, dict[str, Any], bytes | None]:
     """The rows of the database in ``zip_name`` (+ its SSTs), its merges joined by
     ``delimiter`` (None: the one its OPTIONS file names); (rows, bytes read, metadata, the
     merge delimiter used — None when the database has no merge operator)."""
@@ -280,51 +284,74 @@ def load_entries(storage: Storage, folder: str, version: int, codec: str = "lz4"
     Raises :class:`StateFileError` when a file needed is missing or unreadable."""
     files = list_files(storage, folder)
     ids = unique_ids or {}
-    start, total, meta = 0, 0, {}
-    rows: dict[bytes, bytes] = {}
-    delimiter = merge_delimiter
+    base = _base_snapshot(storage, folder, version, files, ids, merge_delimiter)
+    delimiter = b"," if base.delimiter is None else base.delimiter
+    acc = None
+    if columnar and not base.version:
+        from streamwatch.state.entries import Replayer
+
+        acc = Replayer(delimiter=delimiter)
+    changelogs = []
+    total = base.bytes_read
+    for v in range(base.version + 1, version + 1):
+        name, size, data = _changelog(storage, folder, files, ids, v, version)
+        if acc is not None:
+            acc.apply(data, codec, name, changelog=True)
+        else:
+            apply_records(io.BytesIO(data), codec, name, base.rows, changelog=True, delimiter=delimiter)
+        changelogs.append(v)
+        total += size
+    out: Entries | dict[bytes, bytes] = acc.result() if acc is not None else base.rows
+    meta = base.meta
+    if not base.version and out:
+        # changelogs alone carry keys with column family ids but not the names they stand for
+        meta = _later_metadata(storage, folder, files, version)
+    nk = base.meta.get("numKeys")
+    mapping = meta.get("columnFamilyMapping") or {}
+    types = meta.get("columnFamilyTypeMap") or {}
+    cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
+    internal = tuple(sorted(str(k) for k, v in types.items() if v is True))
+    return out, Replay(base.version or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf,
+                       internal, delimiter)
+
+
+@dataclass(slots=True)
+class _Base:
+    """Where a rebuild starts: the snapshot ``version`` (0: an empty database), its ``rows``,
+    the ``bytes_read`` for it, its ``meta``data, and the merge ``delimiter`` (None: unknown)."""
+
+    version: int
+    rows: dict[bytes, bytes]
+    bytes_read: int
+    meta: dict[str, Any]
+    delimiter: bytes | None
+
+
+def _base_snapshot(storage: Storage, folder: str, version: int, files: Files, ids: Mapping[int, str],
+                   merge_delimiter: bytes | None) -> _Base:
+    """The latest zip at or below ``version`` that every changelog after it (up to
+    ``version``) completes, read; an empty database when there is none."""
     for s in sorted((v for v, kind in files if kind == "zip" and v <= version), reverse=True):
-        # a zip is usable only if every changelog after it exists (or it is the version itself)
         picked = _pick(files[(s, "zip")], ids.get(s))
         if picked is None:
             continue
         if all((v, "changelog") in files for v in range(s + 1, version + 1)):
             rows, total, meta, used = _read_db(storage, folder, picked[0], merge_delimiter)
-            delimiter = used if delimiter is None else delimiter
-            start = s
-            break
-    changelogs = []
-    acc = None
-    if columnar and not start:
-        from streamwatch.state.entries import Replayer
+            return _Base(s, rows, total, meta, used if merge_delimiter is None else merge_delimiter)
+    return _Base(0, {}, 0, {}, merge_delimiter)
 
-        acc = Replayer(delimiter=b"," if delimiter is None else delimiter)
-    for v in range(start + 1, version + 1):
-        cands = files.get((v, "changelog"))
-        picked = _pick(cands, ids.get(v)) if cands else None
-        if picked is None:
-            raise StateFileError(f"{folder}: no snapshot (.zip) or changelog for version {v} "
-                                 f"(needed to rebuild version {version})")
-        name, size = picked
-        try:
-            data = storage.read(storage.join(folder, name))
-        except OSError as e:
-            raise StateFileError(f"{name}: cannot read ({e})") from None
-        if acc is not None:
-            acc.apply(data, codec, name, changelog=True)
-        else:
-            apply_records(io.BytesIO(data), codec, name, rows, changelog=True,
-                          delimiter=b"," if delimiter is None else delimiter)
-        changelogs.append(v)
-        total += size
-    out: Entries | dict[bytes, bytes] = acc.result() if acc is not None else rows
-    nk = meta.get("numKeys")
-    if not start and out:
-        # changelogs alone carry keys with column family ids but not the names they stand for
-        meta = _later_metadata(storage, folder, files, version)
-    mapping = meta.get("columnFamilyMapping") or {}
-    types = meta.get("columnFamilyTypeMap") or {}
-    cf = tuple(sorted((str(k), int(v)) for k, v in mapping.items() if isinstance(v, int)))
-    internal = tuple(sorted(str(k) for k, v in types.items() if v is True))
-    return out, Replay(start or None, tuple(changelogs), total, nk if isinstance(nk, int) else None, cf, internal,
-                        b"," if delimiter is None else delimiter)
+
+def _changelog(storage: Storage, folder: str, files: Files, ids: Mapping[int, str], v: int,
+               version: int) -> tuple[str, int, bytes]:
+    """(name, size, bytes) of the changelog of version ``v`` (rebuilding ``version``). Raises
+    :class:`StateFileError` when it is missing or unreadable."""
+    cands = files.get((v, "changelog"))
+    picked = _pick(cands, ids.get(v)) if cands else None
+    if picked is None:
+        raise StateFileError(f"{folder}: no snapshot (.zip) or changelog for version {v} "
+                             f"(needed to rebuild version {version})")
+    name, size = picked
+    try:
+        return name, size, storage.read(storage.join(folder, name))
+    except OSError as e:
+        raise StateFileError(f"{name}: cannot read ({e})") from None

@@ -31,6 +31,7 @@ from streamwatch.state.unsaferow import RowError
 if TYPE_CHECKING:  # numpy only where rows are decoded column-wise
     import numpy as np
 
+    from streamwatch.state import hdfs
     from streamwatch.state.encoding import BatchDecoder
     from streamwatch.state.entries import Entries
 
@@ -38,7 +39,7 @@ CHUNK = 65_536
 #: (key bytes, value bytes) → the output rows of one entry (without ``partition_id``)
 EntryRows = Callable[[bytes, bytes], list[tuple[Any, ...]]]
 #: (partition, store folder) → (key bytes → value bytes, or the same as Entries; the rebuild's Replay)
-Loader = Callable[[int, str], "tuple[dict[bytes, bytes] | Entries, Any]"]
+Loader = Callable[[int, str], "tuple[dict[bytes, bytes] | Entries, hdfs.Replay | rocksdb.Replay]"]
 #: what a decoder raises for bytes that do not fit the schema
 DECODE_ERRORS: tuple[type[Exception], ...] = (RowError, struct.error, ValueError, IndexError, OverflowError)
 
@@ -152,7 +153,8 @@ def scan_chunks(ctx: StateContext, op: StateOperator, partitions: list[int], spe
         replayed = rep.changelogs if isinstance(rep, rocksdb.Replay) else rep.deltas
         prefix: bytes | None = None
         if spec.family is not None:
-            mapping = dict(rep.cf_mapping)
+            # column families are RocksDB's: an HDFS-backed store has none
+            mapping = dict(rep.cf_mapping) if isinstance(rep, rocksdb.Replay) else {}
             if spec.family not in mapping:
                 if spec.empty_unmapped_ok and not raw:
                     stats.sizes.append(PartitionSize(p, spec.size_label, 0, rep.bytes, rep.snapshot, replayed))
@@ -205,7 +207,7 @@ def _partition(spec: ScanSpec, src: _Source, p: int, folder: str, limit: int | N
             continue
         if fast is not None:
             assert fast[1] is not None
-            todo: Iterator[tuple[int, tuple[Any, ...] | None]] = zip(chunk, fast[1])
+            todo: Iterator[tuple[int, tuple[Any, ...] | None]] = zip(chunk, fast[1], strict=True)
             keys: list[bytes] = []
             values: list[bytes] = []
         else:
@@ -252,7 +254,7 @@ def _fast_rows(spec: ScanSpec, src: _Source, chunk: range, p: int,
         if ok.all():
             take = len(chunk) if room is None else max(0, min(room, len(chunk)))
             return (list(rows_iter) if take == len(chunk) else list(islice(rows_iter, take))), None
-        return [], [row if good else None for row, good in zip(rows_iter, ok.tolist())]
+        return [], [row if good else None for row, good in zip(rows_iter, ok.tolist(), strict=True)]
     finally:
         if enabled:
             gc.enable()

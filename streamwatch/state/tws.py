@@ -67,7 +67,7 @@ def _range_part(schema: StructType, avro: bool) -> Part:
 
         def cols(b: bytes, off: int, end: int) -> list[bytes | None]:
             vals = raw(b[:end], off)
-            return [(m or b"") + (v or b"") if m is not None else None for m, v in zip(vals[::2], vals[1::2])]
+            return [(m or b"") + (v or b"") if m is not None else None for m, v in zip(vals[::2], vals[1::2], strict=True)]
     else:
         rows = compile_row(StructType(tuple(Field(f.name, DataType("binary")) for f in schema.fields)))
 
@@ -98,7 +98,7 @@ def _range_part(schema: StructType, avro: bool) -> Part:
     types = [f.type for f in schema.fields]
 
     def decode(b: bytes, off: int, end: int) -> tuple[Any, ...]:
-        return tuple(value(t, v) for t, v in zip(types, cols(b, off, end)))
+        return tuple(value(t, v) for t, v in zip(types, cols(b, off, end), strict=True))
     return decode
 
 
@@ -122,10 +122,7 @@ def key_decoder(cf: ColumnFamilySchema, avro: bool) -> Callable[[bytes], tuple[A
             return whole(b, 3 + sid, len(b))
         return plain
     n = len(cf.key.fields)
-    if cf.encoder == "prefixScan":
-        first = list(range(cf.prefix_cols))
-    else:
-        first = [o for o in cf.ordinals if 0 <= o < n]
+    first = list(range(cf.prefix_cols)) if cf.encoder == "prefixScan" else [o for o in cf.ordinals if 0 <= o < n]
     rest = [i for i in range(n) if i not in first]
     head_schema = StructType(tuple(cf.key.fields[i] for i in first))
     tail_schema = StructType(tuple(cf.key.fields[i] for i in rest))
@@ -144,7 +141,7 @@ def key_decoder(cf: ColumnFamilySchema, avro: bool) -> Callable[[bytes], tuple[A
             _version(b, 6 + size, "key")
         vals = head(b, 7, 6 + size) + (tail(b, 6 + size + 1 + sid, len(b)) if tail else ())
         out: list[Any] = [None] * n
-        for pos, v in zip(order, vals):
+        for pos, v in zip(order, vals, strict=True):
             out[pos] = v
         return tuple(out)
     return decode

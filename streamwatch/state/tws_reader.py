@@ -14,10 +14,11 @@ from streamwatch.model.statestore import StateOperator
 from streamwatch.state import rocksdb
 from streamwatch.state.model import Column, StateReadError, StateTable
 from streamwatch.state.records import StateFileError
-from streamwatch.state.scan import DECODE_ERRORS, ScanSpec, ScanStats, StateStream, scan_rows
+from streamwatch.state.scan import DECODE_ERRORS, EntryRows, ScanSpec, ScanStats, StateStream, scan_rows
 from streamwatch.state.schema import DEFAULT_CF, ColumnFamilySchema
 from streamwatch.state.stores import StateContext, find_schema, provider_of
 from streamwatch.state.tws import TIMER_CFS, TIMERS, key_decoder, split_values, value_decoder
+from streamwatch.state.types import DataType, StructType
 
 
 def is_tws(op: StateOperator) -> bool:
@@ -62,7 +63,8 @@ def _kind(op: StateOperator, var: str, cf: ColumnFamilySchema) -> str:
     return "map" if cf.encoder == "prefixScan" else "value"
 
 
-def _fields(prefix: str, schema, part: str) -> tuple[Column, ...]:
+def _fields(prefix: str, schema: StructType | DataType, part: str) -> tuple[Column, ...]:
+    """One column per field of a row schema or struct type, named ``prefix.field``."""
     return tuple(Column(f"{prefix}.{f.name}", f.type.simple(), part) for f in schema.fields)
 
 
@@ -75,10 +77,35 @@ def stream_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: in
     provider = provider_of(op, ctx.conf)
     if provider != "rocksdb":
         raise StateReadError(f"state/{op.operator_id}: transformWithState state in a {provider} store is not decoded")
-    avro = ctx.encoding == "avro"
     if ctx.encoding not in ("avro", "unsaferow"):
         raise StateReadError(f"state/{op.operator_id}: stateStore.encodingFormat={ctx.encoding} is not decoded "
                              "(unsaferow and avro are)")
+    cf_name, cf = _family(ctx, op, var, batch_id, partitions)
+    kind = "timers" if var == TIMERS else _kind(op, var, cf)
+    # what Spark's list encoding and RocksDB's merges put between two list elements
+    delimiter = rocksdb.merge_delimiter(ctx.conf)
+    version = batch_id + 1
+    names = [s.name for s in op.stores] or [DEFAULT_CF]
+    index = names.index(DEFAULT_CF) if DEFAULT_CF in names else 0
+
+    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], rocksdb.Replay]:
+        ids = ctx.unique_ids(op.operator_id, partition, index, version)
+        return rocksdb.load(ctx.storage, folder, version, ctx.codec, ids, delimiter)
+
+    rows_of = _entry_rows(kind, cf, ctx.encoding == "avro", delimiter)
+    spec = ScanSpec(DEFAULT_CF, var, rows_of, lambda n: f"{n} {var} entries could not be decoded", family=cf_name,
+                    label=f"{var} ", errors=DECODE_ERRORS + (TypeError,), unmapped_variable=True)
+    stats = ScanStats()
+    rows = scan_rows(ctx, op, partitions, spec, load, limit, stats)
+    return StateStream(op.operator_id, op.name, DEFAULT_CF, provider, ctx.encoding, batch_id, version,
+                       _columns(kind, cf), rows, stats, variable=var)
+
+
+def _family(ctx: StateContext, op: StateOperator, var: str, batch_id: int,
+            partitions: list[int]) -> tuple[str, ColumnFamilySchema]:
+    """(column family name, its schema) of state variable ``var`` (``timers``: the timer
+    family the schema file has). Raises :class:`StateReadError` for an unknown variable or
+    one without a family."""
     op_folder = ctx.storage.join(ctx.root, "state", str(op.operator_id))
     every = sorted({p.partition_id for p in op.partitions})
     cfs = find_schema(ctx.storage, op_folder, DEFAULT_CF, batch_id, partitions + [p for p in every if p not in partitions])
@@ -90,50 +117,56 @@ def stream_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: in
     cf = by_name.get(cf_name)
     if cf is None:
         raise StateReadError(f"state/{op.operator_id}: state variable {var!r} has no column family in the schema file")
-    kind = "timers" if var == TIMERS else _kind(op, var, cf)
-    kdec = key_decoder(cf, avro)
-    vdec = value_decoder(cf, avro)
-    # what Spark's list encoding and RocksDB's merges put between two list elements
-    delimiter = rocksdb.merge_delimiter(ctx.conf)
+    return cf_name, cf
+
+
+def _columns(kind: str, cf: ColumnFamilySchema) -> tuple[Column, ...]:
+    """The columns of a ``timers``, ``map``, ``list`` or ``value`` variable's table (module
+    docstring), ``partition_id`` last."""
     if kind == "timers":
-        grouping = cf.key.fields[0].type
-        columns = _fields("key", grouping, "key") + (Column("expiration_timestamp_ms", "bigint", "value"),)
+        columns = _fields("key", cf.key.fields[0].type, "key") + (Column("expiration_timestamp_ms", "bigint", "value"),)
     elif kind == "map":
         grouping, user_key = cf.key.fields[0].type, cf.key.fields[1].type
         columns = (_fields("key", grouping, "key") + _fields("user_map_key", user_key, "key")
                    + _fields("user_map_value", cf.value, "value"))
     else:
         columns = _fields("key", cf.key, "key") + _fields("list_element" if kind == "list" else "value", cf.value, "value")
-    columns += (Column("partition_id", "int", "meta"),)
+    return columns + (Column("partition_id", "int", "meta"),)
 
-    def flat(v: Any, n: int) -> tuple[Any, ...]:
-        if isinstance(v, dict):
-            return tuple(v.values())
-        return (None,) * n if v is None else (v,)
 
-    def rows_of(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+def _flat(v: Any, n: int) -> tuple[Any, ...]:
+    """A struct value's fields as a tuple (``n`` Nones for a null struct)."""
+    if isinstance(v, dict):
+        return tuple(v.values())
+    return (None,) * n if v is None else (v,)
+
+
+def _entry_rows(kind: str, cf: ColumnFamilySchema, avro: bool, delimiter: bytes) -> EntryRows:
+    """The output rows of one entry (key bytes, value bytes) of a ``kind`` variable: one, or
+    one per list element (split at ``delimiter``)."""
+    kdec = key_decoder(cf, avro)
+    vdec = value_decoder(cf, avro)
+    if kind == "timers":
+        n_grouping = len(cf.key.fields[0].type.fields)
+
+        def timer_rows(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+            key = kdec(k)
+            return [_flat(key[0], n_grouping) + (key[1],)]
+        return timer_rows
+    if kind == "map":
+        n_grouping, n_user_key = len(cf.key.fields[0].type.fields), len(cf.key.fields[1].type.fields)
+
+        def map_rows(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
+            key = kdec(k)
+            return [_flat(key[0], n_grouping) + _flat(key[1], n_user_key) + vdec(v, 0, len(v))]
+        return map_rows
+    listed = kind == "list"
+
+    def value_rows(k: bytes, v: bytes) -> list[tuple[Any, ...]]:
         key = kdec(k)
-        if kind == "timers":
-            return [flat(key[0], len(cf.key.fields[0].type.fields)) + (key[1],)]
-        if kind == "map":
-            return [flat(key[0], len(grouping.fields)) + flat(key[1], len(user_key.fields)) + vdec(v, 0, len(v))]
-        spans = split_values(v, delimiter) if kind == "list" else [(0, len(v))]
+        spans = split_values(v, delimiter) if listed else [(0, len(v))]
         return [key + vdec(v, off, end) for off, end in spans]
-
-    version = batch_id + 1
-    names_ = [s.name for s in op.stores] or [DEFAULT_CF]
-    index = names_.index(DEFAULT_CF) if DEFAULT_CF in names_ else 0
-
-    def load(partition: int, folder: str) -> tuple[dict[bytes, bytes], rocksdb.Replay]:
-        ids = ctx.unique_ids(op.operator_id, partition, index, version)
-        return rocksdb.load(ctx.storage, folder, version, ctx.codec, ids, delimiter)
-
-    spec = ScanSpec(DEFAULT_CF, var, rows_of, lambda n: f"{n} {var} entries could not be decoded", family=cf_name,
-                    label=f"{var} ", errors=DECODE_ERRORS + (TypeError,), unmapped_variable=True)
-    stats = ScanStats()
-    rows = scan_rows(ctx, op, partitions, spec, load, limit, stats)
-    return StateStream(op.operator_id, op.name, DEFAULT_CF, provider, ctx.encoding, batch_id, version, columns, rows,
-                       stats, variable=var)
+    return value_rows
 
 
 def read_variable(ctx: StateContext, op: StateOperator, var: str, batch_id: int, partitions: list[int],

@@ -89,7 +89,7 @@ def encode_row(schema: StructType, values: tuple[Any, ...]) -> bytes:
     head = bitset_words(n) * 8
     fixed = bytearray(head + 8 * n)
     var = bytearray()
-    for i, (f, v) in enumerate(zip(schema.fields, values)):
+    for i, (f, v) in enumerate(zip(schema.fields, values, strict=True)):
         slot = head + 8 * i
         if v is None:
             fixed[(i // 64) * 8:(i // 64) * 8 + 8] = struct.pack(
