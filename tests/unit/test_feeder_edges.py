@@ -24,6 +24,19 @@ def _break(folder: Path) -> None:
     folder.write_text("not a folder any more\n")
 
 
+def _landings_wait_for(factory: OrdersFactory, lock: threading.Lock) -> None:
+    """Each landing of ``factory`` holds ``lock``: the test breaks the folder under it, so a
+    scheduled landing sees the folder whole or a file, never the moment it is missing (that
+    moment would be a ``FileNotFoundError``, not the error a moved workspace gives)."""
+    land = factory.land
+
+    def locked(n_files: int = 1) -> list[Path]:
+        with lock:
+            return land(n_files)
+
+    factory.land = locked  # type: ignore[method-assign]
+
+
 def test_a_failed_first_landing_is_reported_and_nothing_starts(tmp_path):
     folder = tmp_path / "landing"
     factory = OrdersFactory(folder)
@@ -56,9 +69,12 @@ def test_a_later_landing_failure_is_reported_once_and_the_feeder_stops(tmp_path)
         errors.append(e)
         failed.set()
 
+    lock = threading.Lock()
+    _landings_wait_for(factory, lock)
     feeder = Feeder(factory, every_s=0.01, initial_files=2, on_error=on_error).start()
     assert [p.name for p in feeder.landed] == ["orders_000001.json", "orders_000002.json"]
-    _break(folder)
+    with lock:
+        _break(folder)
     assert failed.wait(WAIT_S), "the failed scheduled landing was never reported"
     feeder._thread.join(WAIT_S)
     assert not feeder._thread.is_alive(), "the feeder keeps landing after an error"
