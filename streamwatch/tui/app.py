@@ -17,9 +17,8 @@ handles its own rows' selection, calling back into the app (``open_query``,
 from __future__ import annotations
 
 import collections
-import gc
 import time
-from collections.abc import Callable, MutableSequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +35,11 @@ from streamwatch.analysis.pipeview import PlanPipeline
 from streamwatch.backends.base import Backend
 from streamwatch.errors import one_line
 from streamwatch.model.runtime import RuntimeNotice
+from streamwatch.tui.command_args import Command
 from streamwatch.tui.commandline import CommandLine
-from streamwatch.tui.commands import BINDINGS, LINE_OPENERS, Command
+from streamwatch.tui.commands import BINDINGS, LINE_OPENERS
 from streamwatch.tui.control import Controls
+from streamwatch.tui.gc_policy import GcPolicy
 from streamwatch.tui.help import HelpScreen
 from streamwatch.tui.ingest import ingest
 from streamwatch.tui.keys import KeysInFlight
@@ -90,9 +91,8 @@ class StreamwatchApp(App[None]):
             max_landed=max_landed, triggers=lambda: backend.triggers, output_modes=lambda: backend.output_modes)
         self.controls = Controls(self)
         self.paused = False
-        self.lag_samples: MutableSequence[float] | None = None  # set by the benchmark
         self.render_interval_s = 0.1
-        self._inbox: collections.deque[tuple[float, object]] = collections.deque()
+        self._inbox: collections.deque[object] = collections.deque()
         self._wake_pending = False
         self._watch_landing = watch_landing
         self._watcher: Any = None
@@ -100,10 +100,11 @@ class StreamwatchApp(App[None]):
         self._results_at = 0.0
         self._results_due = False
         self._rendered_at = 0.0
-        self._unrendered: list[float] = []
         self._plan_pipeline = None if backend.emits_pipeline else PlanPipeline(backend.plan)
+        #: the process-global collector switches, undone on unmount
+        self.collector = GcPolicy()
         #: keys not handled yet; automatic GC waits until they are answered on screen
-        self.keys = KeysInFlight(self)
+        self.keys = KeysInFlight(self, self.collector)
 
     # -- the model, as the views see it --------------------------------------------------------
     @property
@@ -132,9 +133,10 @@ class StreamwatchApp(App[None]):
         self.sub_title = f"{self.plan.pipeline} — {self.plan.description}"
 
     def on_unmount(self) -> None:
-        """Shutting down: what :meth:`dashboard_mounted` froze may be collected again."""
+        """Shutting down: no key's hold outlives the app, and what :meth:`dashboard_mounted`
+        froze may be collected again."""
         self.keys.release()
-        gc.unfreeze()
+        self.collector.restore()
 
     async def on_event(self, event: events.Event) -> None:
         """Every key the terminal delivers is in flight until handled (:class:`KeysInFlight`)."""
@@ -151,9 +153,9 @@ class StreamwatchApp(App[None]):
 
     def dashboard_mounted(self) -> None:
         """Called by the dashboard screen once its widgets exist: start the feeds. What is alive
-        now lives as long as the dashboard: frozen (``gc.freeze``), full collections skip it."""
-        gc.collect()
-        gc.freeze()
+        now lives as long as the dashboard: frozen (:meth:`GcPolicy.freeze_long_lived`), full
+        collections skip it."""
+        self.collector.freeze_long_lived()
         if self._watch_landing:
             self._start_watcher()
         self.start_backend()
@@ -167,7 +169,7 @@ class StreamwatchApp(App[None]):
     # -- adapters in, model out ------------------------------------------------------------------
     def emit(self, obj: object) -> None:
         """Thread-safe entry for model objects: O(1), never blocks the caller."""
-        self._inbox.append((time.monotonic(), obj))
+        self._inbox.append(obj)
         if not self._wake_pending:
             self._wake_pending = True
             self.post_message(Wake())
@@ -202,14 +204,12 @@ class StreamwatchApp(App[None]):
     def on_wake(self, _: Wake) -> None:
         self._wake_pending = False
         while self._inbox:
-            t, obj = self._inbox.popleft()
+            obj = self._inbox.popleft()
             try:
                 self._ingest(obj)
             except Exception as e:  # a malformed object must not take the dashboard down
                 self.log.error(f"could not show {type(obj).__name__}: {e!r}")
                 self.set_status(f"could not show {type(obj).__name__}: {e}", "warning")
-            if self.lag_samples is not None:
-                self._unrendered.append(t)
         # render at most every ``render_interval_s``: a flood costs one frame per interval
         wait = self.render_interval_s - (time.monotonic() - self._rendered_at)
         if wait <= 0:
@@ -228,10 +228,6 @@ class StreamwatchApp(App[None]):
             return
         if not self.paused:
             self.render_now()
-        if self.lag_samples is not None:
-            now = time.monotonic()
-            self.lag_samples.extend(now - t for t in self._unrendered)
-            self._unrendered.clear()
 
     def render_now(self, everything: bool = False) -> None:
         """Draw the model now (the queries view and the active tab, or every view)."""
@@ -343,9 +339,8 @@ class StreamwatchApp(App[None]):
             return self.screen is self.dashboard and not isinstance(self.focused, CommandLine)
         if action == "open_selected":  # elsewhere enter is the focused widget's own key
             return self.screen is self.dashboard and isinstance(self.focused, QueriesView)
-        if action == "run" and isinstance(self.focused, CommandLine):
-            return False  # a key typed into the line is a character (``:land 5``), not a binding
-        return True
+        # a key typed into the line is a character (``:land 5``), not a binding
+        return not (action == "run" and isinstance(self.focused, CommandLine))
 
     def action_command(self, value: str = "") -> None:
         self.dashboard.open_line("command", value)

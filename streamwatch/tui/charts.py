@@ -55,7 +55,7 @@ DURATION_UNITS = {"ms": 0.001, "s": 1.0}
 
 
 #: screens on which a plot was built during the paint under way (at most one per paint)
-_BUILT_IN_PAINT: weakref.WeakSet[Screen] = weakref.WeakSet()
+_BUILT_IN_PAINT: weakref.WeakSet[Screen[object]] = weakref.WeakSet()
 
 
 class _Built(Visual):
@@ -96,8 +96,8 @@ class ChartPlot(PlotextPlot):
 
     DEFAULT_CSS = "ChartPlot { height: 1fr; width: 1fr; }"
 
-    def __init__(self, draw: Callable[[Plot, int, int], None], **kw: str) -> None:
-        super().__init__(**kw)
+    def __init__(self, draw: Callable[[Plot, int, int], None]) -> None:
+        super().__init__()
         self._draw = draw
         self._shown: RenderResult = ""
         self._fresh = False
@@ -153,8 +153,8 @@ class Chart(Vertical):
     Chart > Static { height: 1; padding: 0 1; }
     """
 
-    def __init__(self, title: str, unit: str = "", **kw: str) -> None:
-        super().__init__(**kw)
+    def __init__(self, title: str, unit: str = "", *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.title = title
         self.unit = unit
 
@@ -174,9 +174,10 @@ class Chart(Vertical):
                side: str = "left") -> None:
         """Set one y axis: its limits and its ticks (:func:`y_ticks`) for ``rows`` canvas rows."""
         ticks, labels = y_ticks(low, high, rows, seconds)
-        plt.ylim(ticks[0], ticks[-1], yside=side)
+        # textual_plotext's stub types ``yside`` as a float; plotext takes "left"/"right"
+        plt.ylim(ticks[0], ticks[-1], yside=side)  # type: ignore[arg-type]
         shown = slice(None) if rows >= 2 else slice(-1, None)  # one row: its top tick only
-        plt.yticks(ticks[shown], labels[shown], yside=side)
+        plt.yticks(ticks[shown], labels[shown], yside=side)  # type: ignore[arg-type]  # as ylim's
 
     def forget(self) -> None:
         """The chart shows another subject (query) now: its old plot is not shown meanwhile."""
@@ -213,16 +214,16 @@ class TimelineChart(Chart):
     """Lines against a UTC time axis; ``right`` names series drawn against the right-hand
     axis (another unit). Shows the newest points that fit (two per column, braille)."""
 
-    def __init__(self, title: str, unit: str = "", right: Sequence[str] = (), right_unit: str = "",
-                 **kw: str) -> None:
-        super().__init__(title, unit, **kw)
+    def __init__(self, title: str, unit: str = "", right: Sequence[str] = (), right_unit: str = "", *,
+                 id: str | None = None) -> None:
+        super().__init__(title, unit, id=id)
         self.right = tuple(right)
         self.right_unit = right_unit
         self.series: list[Series] = []
 
     def set_series(self, series: Sequence[Series]) -> None:
         """Show ``series``; nothing is redrawn when they did not change."""
-        new = [(label, tuple(ts), tuple(vs), colour) for label, ts, vs, colour in series]
+        new: list[Series] = [(label, tuple(ts), tuple(vs), colour) for label, ts, vs, colour in series]
         if new != self.series:
             self.series = new
             self.changed(self.legend())
@@ -234,7 +235,7 @@ class TimelineChart(Chart):
     def points(self, label: str) -> list[tuple[int, float]]:
         for name, times, vals, _ in self.series:
             if name == label:
-                return [(t, v) for t, v in zip(times, vals) if t is not None and v is not None]
+                return [(t, v) for t, v in zip(times, vals, strict=True) if t is not None and v is not None]
         return []
 
     def legend(self) -> Text:
@@ -287,8 +288,8 @@ class StackedBars(Chart):
     segments that are zero in every batch shown are left out of the plot. Shows the newest
     batches that fit (at least two columns each)."""
 
-    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", **kw: str) -> None:
-        super().__init__(title, unit, **kw)
+    def __init__(self, title: str, labels: Sequence[str], unit: str = "ms", *, id: str | None = None) -> None:
+        super().__init__(title, unit, id=id)
         self.labels = tuple(labels)
         self.rows: list[tuple[int, ...]] = []
         self.batch_ids: list[int] = []
@@ -324,9 +325,10 @@ class StackedBars(Chart):
         used = [i for i in range(len(self.labels)) if any(r[i] for r in rows)]
         if not rows or not used:
             return
+        # one colour a stack: plotext takes a list here, its stub one colour only
         plt.stacked_bar(ids, [[r[i] for r in rows] for i in used],
-                        color=[PALETTE[i % len(PALETTE)] for i in used])
-        ticks = id_ticks(ids, width)
+                        color=[PALETTE[i % len(PALETTE)] for i in used])  # type: ignore[arg-type]
+        ticks: list[float] = list(id_ticks(ids, width))
         plt.xticks(ticks, [str(b) for b in ticks])
         plt.xlabel("batch")
         # the title, two axis lines, the batch ids, the x label

@@ -3,7 +3,7 @@ controls (start/stop/restart a query or the pipeline, land data, change the trig
 app's :class:`~streamwatch.backends.base.Backend` in thread workers. A control the backend
 does not support (its capability flag) is refused in the status line, never attempted.
 
-:class:`Controls` is the :class:`~streamwatch.tui.commands.Runner` of the typed commands:
+:class:`Controls` is the :class:`~streamwatch.tui.command_args.Runner` of the typed commands:
 each parsed command calls the method of its kind (no dispatch on command names)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.checkpoint import Checkpoint
-from streamwatch.tui.commands import (
+from streamwatch.tui.command_args import (
     Command,
     CommandError,
     Filter,
@@ -28,8 +28,8 @@ from streamwatch.tui.commands import (
     Quit,
     SetTrigger,
     ShowTab,
-    parse,
 )
+from streamwatch.tui.commands import parse
 from streamwatch.tui.messages import ControlDone
 from streamwatch.tui.tabs import Tab
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -23,9 +25,10 @@ class SteadyFooter(Footer):
     the current value (``mutate_reactive``), which drops the closed keys' ones: what stays
     alive is the keys shown and, until the next rebuild, the previous ones."""
 
-    _shown: tuple | None = None
+    #: (key, key display, description, action, enabled, tooltip, group) of each key shown
+    _shown: tuple[tuple[object, ...], ...] | None = None
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         if screen.app.app_focus and self.is_attached and screen is self.screen:
             shown = tuple(
                 (binding.key, screen.app.get_key_display(binding), binding.description, binding.action, enabled,

@@ -9,10 +9,11 @@ key arrives — automatic collection off — and ends it once no key is in fligh
 has been repainted after the last one; the collection that was postponed runs then, after the
 answer is on screen. No answer lasts longer than :attr:`KeysInFlight.cap_s` (a key held down,
 or a key's way kept busy), and :meth:`KeysInFlight.release` is called when the app unmounts.
-Collection that was disabled by someone else is left alone: only what this class disabled is
-enabled again. The dashboard's frames are not held back during an answer: an answer is only
-as precise as "in flight" below, and frames held that long would delay every query's update
-more than they speed up the key (the measurements: docs/changelog.md).
+The collector itself is switched only through :class:`~streamwatch.tui.gc_policy.GcPolicy`
+(which leaves alone a collector someone else disabled). The dashboard's frames are not held
+back during an answer: an answer is only as precise as "in flight" below, and frames held
+that long would delay every query's update more than they speed up the key (the
+measurements: docs/changelog.md).
 
 A key is in flight from its delivery until it is handled: while it is alive (weak
 references) and messages are queued on its way — the screen, the focused widget and the
@@ -22,13 +23,14 @@ keeps the last message it ran until its next one, which for a tab pane can be mi
 
 from __future__ import annotations
 
-import gc
 import time
 import weakref
 from collections.abc import Callable
 from typing import Protocol
 
 from textual import events
+
+from streamwatch.tui.gc_policy import GcPolicy
 
 
 class _Host(Protocol):
@@ -47,25 +49,30 @@ class KeysInFlight:
 
     ``in_flight`` is how many of them are not handled yet. A key begins an *answer* that lasts
     until no key is in flight and the screen has been repainted once more since
-    (``answering``); during it automatic garbage collection is off on its account (``held``,
-    unless someone else had disabled it). ``cap_s`` (s) bounds one answer; after an answer
+    (``answering``); during it automatic garbage collection is held through ``collector``
+    (``held``, unless someone else had disabled it). ``cap_s`` (s) bounds one answer; after an answer
     ended at the cap, keys do not begin another for ``cap_s``, so typing without pause still
-    gets collected at least half the time. ``answers`` counts the answers begun (for tests
-    and benchmarks).
+    gets collected at least half the time. ``answers`` counts the answers begun.
     """
 
-    def __init__(self, host: _Host, cap_s: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, host: _Host, collector: GcPolicy, cap_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.host = host
+        self.collector = collector
         self.cap_s = cap_s
         self.clock = clock
         self.answering = False
-        self.held = False
         self.answers = 0
         self._refs: set[weakref.ref[events.Key]] = set()
         self._since = 0.0  # when the answer began (clock s)
         self._epoch = 0  # bumps on every release: callbacks of an earlier answer do nothing
         self._resume_at = 0.0  # after an answer ended at the cap, keys begin one only from then
         self._repaints = 0  # repaints still to wait for once no key is in flight
+
+    @property
+    def held(self) -> bool:
+        """Automatic collection is off on this answer's account."""
+        return self.collector.held
 
     @property
     def in_flight(self) -> int:
@@ -89,9 +96,7 @@ class KeysInFlight:
         self.answering = True
         self.answers += 1
         self._since = now
-        if gc.isenabled():  # disabled elsewhere: not ours to hold or release
-            gc.disable()
-            self.held = True
+        self.collector.hold()  # disabled elsewhere: not ours to hold or release
         epoch = self._epoch
         self.host.set_timer(self.cap_s, lambda: self._cap(epoch))
         self.host.call_after_refresh(lambda: self._painted(epoch))
@@ -127,6 +132,4 @@ class KeysInFlight:
         disabled it."""
         self._epoch += 1
         self.answering = False
-        if self.held:
-            self.held = False
-            gc.enable()
+        self.collector.release()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from textual.message import Message
+
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.model.deltalog import DeltaCommit
 
 
 class Wake(Message):
@@ -17,11 +19,11 @@ class Wake(Message):
 
 
 class CheckpointsRead(Message):
-    """One checkpoint scan: query name → ``Checkpoint`` (None when unreadable), the error text
-    for unreadable ones, and per-query batch timelines (tuples of ``BatchRow``-like rows)."""
+    """One checkpoint scan: query name → its ``Checkpoint`` (unreadable ones left out), the
+    error text for unreadable ones, and per-query batch timelines (``BatchRow`` per batch)."""
 
-    def __init__(self, checkpoints: Mapping[str, Any], errors: Mapping[str, str],
-                 timelines: Mapping[str, tuple]) -> None:
+    def __init__(self, checkpoints: Mapping[str, Checkpoint], errors: Mapping[str, str],
+                 timelines: Mapping[str, tuple[BatchRow, ...]]) -> None:
         super().__init__()
         self.checkpoints = dict(checkpoints)
         self.errors = dict(errors)
@@ -46,8 +48,8 @@ class ResultsRead(Message):
     """Current rows of a query's table: column names, rows (tuples of text), or an error;
     ``history`` the table's newest Delta commits, newest first (empty for other tables)."""
 
-    def __init__(self, query: str, columns: list[str], rows: list[tuple], error: str | None = None,
-                 history: tuple = ()) -> None:
+    def __init__(self, query: str, columns: list[str], rows: list[tuple[str, ...]], error: str | None = None,
+                 history: tuple[DeltaCommit, ...] = ()) -> None:
         super().__init__()
         self.query = query
         self.columns = columns

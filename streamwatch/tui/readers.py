@@ -5,10 +5,10 @@ read comes back as the message's error text."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
+from streamwatch.model.checkpoint import BatchRow, Checkpoint
+from streamwatch.model.deltalog import DeltaCommit
 from streamwatch.model.runtime import RunPlan
 from streamwatch.tui.messages import CheckpointsRead, JourneyRead, ResultsRead
 from streamwatch.tui.views.checkpoint import timeline_of
@@ -35,9 +35,9 @@ def read_checkpoints(plan: RunPlan) -> CheckpointsRead:
     from streamwatch.checkpoint import read_checkpoint
 
     replay = plan.trigger == "replay"
-    cps: dict[str, Any] = {}
+    cps: dict[str, Checkpoint] = {}
     errors: dict[str, str] = {}
-    timelines: dict[str, tuple] = {}
+    timelines: dict[str, tuple[BatchRow, ...]] = {}
     for q in plan.queries:
         if not q.checkpoint:
             errors[q.query_name] = NO_CHECKPOINT_IN_REPLAY if replay else "no checkpoint location known"
@@ -86,7 +86,7 @@ def read_results(backend: Backend, query: str, limit: int = 100, table: str = ""
         return ResultsRead(query, [], [], one_line(e))
 
 
-def _table_history(table: str, newest: int = 15) -> tuple:
+def _table_history(table: str, newest: int = 15) -> tuple[DeltaCommit, ...]:
     """The newest commits of a Delta table (read from ``_delta_log``; () for a Parquet or
     memory table, or when it cannot be read right now: the rows are still shown)."""
     from streamwatch.checkpoint.delta import table_history

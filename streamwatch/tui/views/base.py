@@ -7,12 +7,19 @@ Textual collects the ``reactive`` attributes along the whole class hierarchy.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.reactive import reactive
 
 from streamwatch.analysis.dashboard import DashboardModel
 
+if TYPE_CHECKING:  # a view is always mixed into a widget: its reactives are a widget's
+    from textual.widget import Widget as _Mixin
+else:
+    _Mixin = object
 
-class ModelView:
+
+class ModelView(_Mixin):
     """A view of the :class:`~streamwatch.analysis.dashboard.DashboardModel`: ``show(model)``
     sets the ``model`` reactive, whose watcher calls :meth:`draw` (every time it is set, even
     with the same model object: the model changes in place)."""

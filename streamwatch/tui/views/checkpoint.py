@@ -123,11 +123,11 @@ class CheckpointView(FilteredView, Vertical):
         needle = text_filter.lower()
         rows = []
         for r in reversed(timeline):  # newest first
-            f = by_batch.get(r.batch_id)
-            style = SEVERITY_STYLE.get(f.severity, "") if f else ""
+            found = by_batch.get(r.batch_id)
+            style = SEVERITY_STYLE.get(found.severity, "") if found else ""
             cells = [str(r.batch_id), _mark(r.has_offsets), _mark(r.has_commit), _mark(r.state_version),
                      _sink_cell(r.sink_entry, sink), fmt.stamp(r.watermark_ms) if r.watermark_ms else "-",
-                     fmt.stamp(r.timestamp_ms), f.code if f else ""]
+                     fmt.stamp(r.timestamp_ms), found.code if found else ""]
             if needle and needle not in " ".join(cells).lower():
                 continue
             rows.append((str(r.batch_id), tuple(Text(c, style=style) if style else c for c in cells)))

@@ -13,8 +13,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from streamwatch.analysis import fmt
+from streamwatch.analysis.board import QueryRow
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.samples import OPERATIONS, SampleHistory
+from streamwatch.model.events import QueryProgress
+from streamwatch.model.kafka import KafkaLag
 from streamwatch.tui.charts import Chart, StackedBars, TimelineChart
 from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
@@ -31,8 +34,8 @@ class DetailView(ModelView, VerticalScroll):
 
     shown: str | None = None
 
-    def __init__(self, **kw: str) -> None:
-        super().__init__(**kw)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self._texts: dict[str, str | Text] = {}  # what each Static shows (see _put)
 
     DEFAULT_CSS = """
@@ -111,15 +114,34 @@ class DetailView(ModelView, VerticalScroll):
         behind.display = any(x is not None for x in b)
 
     def draw(self, model: DashboardModel) -> None:
-        head = self.query_one("#detail-head", Static)
         row = model.selected_row
         if row is None:
-            self._put(head, "select a query in the queries view (enter)")
+            self._put(self.query_one("#detail-head", Static), "select a query in the queries view (enter)")
             return
+        self._draw_head(model, row)
+        self._draw_failure(row)
+        if row.name != self.shown:  # another query: its charts, not the last one's, or blank
+            for chart in self.query(Chart):
+                chart.forget()
+        self.draw_charts(row.history, max(20, self.app.size.width - 4))
+        p = row.last_progress
+        self._draw_tables(p)
+        kafka = self.query_one("#detail-kafka", Static)
+        self._put(kafka, kafka_lag_text(model.kafka_lag.get(row.name)))
+        kafka.display = row.name in model.kafka_lag
+        sink = self.query_one("#detail-sink", Static)
+        if p and p.sink:
+            rows_out = "unknown" if p.sink.num_output_rows < 0 else f"{p.sink.num_output_rows:,}"
+            self._put(sink, Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
+        else:
+            self._put(sink, "sink: no batch yet")
+        self.shown = row.name
+
+    def _draw_head(self, model: DashboardModel, row: QueryRow) -> None:
+        """The query's name, status and diagnosis, batch, trigger, output mode and row counts."""
         diagnosis = model.diagnoses.get(row.name)
         trigger = model.trigger_label(row.name)
         mode = model.output_mode_of(row.name)
-        width = max(20, self.app.size.width - 4)
         t = Text()
         t.append(row.name, style="bold")
         t.append(f"  {row.status}")
@@ -134,7 +156,10 @@ class DetailView(ModelView, VerticalScroll):
             t.append(f"\n{row.status}: {row.note}", style="cyan" if row.status == "queued" else "yellow")
         if row.query_id:
             t.append(f"\nid {row.query_id} · run {row.run_id}", style="dim")
-        self._put(head, t)
+        self._put(self.query_one("#detail-head", Static), t)
+
+    def _draw_failure(self, row: QueryRow) -> None:
+        """A failed query's failing batch and exception; a stopped one's exception Spark raised."""
         failure = self.query_one("#detail-failure", Static)
         if row.status == "failed":
             batch = f"failing batch {row.failed_batch_id}" if row.failed_batch_id is not None else "failed"
@@ -147,11 +172,9 @@ class DetailView(ModelView, VerticalScroll):
         else:
             self._put(failure, "")
             failure.display = False
-        if row.name != self.shown:  # another query: its charts, not the last one's, or blank
-            for chart in self.query(Chart):
-                chart.forget()
-        self.draw_charts(row.history, width)
-        p = row.last_progress
+
+    def _draw_tables(self, p: QueryProgress | None) -> None:
+        """The state operators and sources of the last progress (``p``; None: none yet)."""
         ops = self.query_one("#operators", SyncTable)
         ops.sync([
             (f"{i}", (o.operator_name, fmt.count(o.num_rows_total), fmt.count(o.num_rows_updated),
@@ -168,16 +191,6 @@ class DetailView(ModelView, VerticalScroll):
                       ", ".join(f"{k}={v}" for k, v in sorted(s.metrics.items()))[:80]))
             for i, s in enumerate(p.sources if p else ())
         ])
-        kafka = self.query_one("#detail-kafka", Static)
-        self._put(kafka, kafka_lag_text(model.kafka_lag.get(row.name)))
-        kafka.display = row.name in model.kafka_lag
-        sink = self.query_one("#detail-sink", Static)
-        if p and p.sink:
-            rows_out = "unknown" if p.sink.num_output_rows < 0 else f"{p.sink.num_output_rows:,}"
-            self._put(sink, Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
-        else:
-            self._put(sink, "sink: no batch yet")
-        self.shown = row.name
 
     def _put(self, box: Static, content: str | Text) -> None:
         """``box.update(content)`` unless it shows that already: an update lays out the whole
@@ -198,7 +211,7 @@ class DetailView(ModelView, VerticalScroll):
         return any(chart.pending for chart in self.query(Chart))
 
 
-def kafka_lag_text(lag) -> Text:
+def kafka_lag_text(lag: KafkaLag | None) -> Text:
     """Consumer lag per topic-partition (broker latest − the last committed batch's offset)."""
     t = Text()
     if lag is None:

@@ -4,8 +4,7 @@ current rows of a query's table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +16,7 @@ from streamwatch.analysis import fmt
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.journeys import backlog
 from streamwatch.errors import one_line
+from streamwatch.model.deltalog import DeltaCommit
 from streamwatch.model.events import Event, QueryIdle, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
@@ -29,7 +29,7 @@ EVENT_COLUMNS = ("time", "kind", "query", "what")
 STAGE_STYLE = {"landed": "yellow", "read": "cyan", "committed": "green"}
 
 
-def event_line(obj: Any, query: str) -> tuple[str, str, str, str]:
+def event_line(obj: object, query: str) -> tuple[str, str, str, str]:
     """(time UTC with ms, kind, query, what) for an event, a landed file or a notice. Times
     come from the object itself (never the wall clock), so recordings render the same."""
     if isinstance(obj, QueryProgress):
@@ -66,9 +66,10 @@ class LandingView(FilteredView, Vertical):
     DEFAULT_CSS = ("LandingView { height: 1fr; } LandingView > Static { height: auto; padding: 0 1; } "
                    "#journey { max-height: 12; border-top: solid $primary-background; }")
 
-    def __init__(self, opened: Callable[[str], None] | None = None, **kw: Any) -> None:
-        """``opened(path)`` is called when a landed file's row is selected (enter, click)."""
-        super().__init__(**kw)
+    def __init__(self, opened: Callable[[str], object] | None = None, *, id: str | None = None) -> None:
+        """``opened(path)`` is called when a landed file's row is selected (enter, click); what
+        it returns (the app's journey worker) is not used."""
+        super().__init__(id=id)
         self._opened = opened
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -114,8 +115,8 @@ class EventsView(FilteredView, SyncTable):
     """The event stream (newest last, followed)."""
 
 
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(EVENT_COLUMNS, **kw)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(EVENT_COLUMNS, id=id)
 
     def draw(self, model: DashboardModel) -> None:
         needle = self.needle.lower()
@@ -165,7 +166,7 @@ class ResultsView(Vertical):
             table.add_row(*r)
 
 
-def history_text(commits) -> Text:
+def history_text(commits: Sequence[DeltaCommit]) -> Text:
     """A Delta table's history, newest first: version, operation, rows written, time (UTC)."""
     t = Text("Delta history (version · operation · rows written · time)", style="bold")
     for c in commits:

@@ -183,7 +183,7 @@ def draw_graph(g: PipelineGraph, width: int = 120) -> Text:
     for lay in g.layers:
         x, y, h = boxes[lay.name]
         _box(canvas, lay, box_lines(lay, g.incoming(lay.name), short), x, y, bw)
-    for lane, e in enumerate(sorted(g.links, key=lambda e: (boxes[e.upstream][1], boxes[e.downstream][1]))):
+    for e in sorted(g.links, key=lambda e: (boxes[e.upstream][1], boxes[e.downstream][1])):
         ux, uy, _ = boxes[e.upstream]
         dx, dy, _ = boxes[e.downstream]
         style = "yellow" if (e.backlog_files or 0) > 0 or (e.backlog_versions or 0) > 0 else "dim" if not e.learnt else ""

@@ -24,6 +24,7 @@ from streamwatch.analysis.board import QueryRow
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.diagnosis import Diagnosis
 from streamwatch.tui.views.base import FilteredView
+from streamwatch.tui.views.datatable_hook import Cell
 from streamwatch.tui.views.table import SyncTable
 
 QUERY_COLUMNS = ("query", "status", "diagnosis", "batch", "input rows/s", "processed rows/s", "batch ms",
@@ -38,6 +39,8 @@ MAX_DIAGNOSIS = 60
 #: cells kept free at the right (the vertical scrollbar)
 SPARE = 2
 DIAG_STYLE = {"ok": "green", "waiting": "cyan", "slow": "yellow", "stuck": "bold red", "failed": "bold red"}
+#: one query's cells, in :data:`QUERY_COLUMNS` order (:func:`cells`)
+QueryCells = tuple[Cell, ...]
 STATUS_STYLE = {"failed": "bold red", "stopped": "dim", "idle": "cyan", "active": "green", "queued": "cyan",
                 "not run": "yellow"}
 
@@ -48,8 +51,9 @@ class QueriesView(FilteredView, SyncTable):
     when a query's row is selected (enter, click) or :meth:`open_highlighted` is called."""
 
     def __init__(self, opened: Callable[[str], None] | None = None,
-                 highlighted: Callable[[str], None] | None = None, **kw: object) -> None:
-        super().__init__(QUERY_COLUMNS, **kw)
+                 highlighted: Callable[[str], None] | None = None, *, id: str | None = None,
+                 zebra_stripes: bool = False) -> None:
+        super().__init__(QUERY_COLUMNS, id=id, zebra_stripes=zebra_stripes)
         self._opened = opened
         self._highlighted = highlighted
         self._title = ""
@@ -107,7 +111,7 @@ class QueriesView(FilteredView, SyncTable):
             self._title = title
             self.border_title = title
 
-    def _arrange(self, rows: list[tuple[str, tuple]]) -> tuple[tuple[str, ...], int]:
+    def _arrange(self, rows: list[tuple[str, QueryCells]]) -> tuple[tuple[str, ...], int]:
         """The column order and the diagnosis width for this width and these cells; the table's
         columns are laid out again when they change (a resize, or columns grown wider): every
         column with a diagnosis of at least :data:`FULL_MIN_DIAGNOSIS` cells where that fits,
@@ -116,7 +120,7 @@ class QueriesView(FilteredView, SyncTable):
         width = self.size.width or self.app.size.width
         need = {c: cell_len(c) for c in QUERY_COLUMNS}
         for _, cs in rows:
-            for c, v in zip(QUERY_COLUMNS, cs):
+            for c, v in zip(QUERY_COLUMNS, cs, strict=True):
                 need[c] = max(need[c], v.cell_len if isinstance(v, Text) else cell_len(str(v)))
         order, room = self._arranged
         for c in order:  # a column never shrinks while the table lives (SyncTable)
@@ -142,7 +146,7 @@ class QueriesView(FilteredView, SyncTable):
         return self._arranged
 
 
-def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> tuple:
+def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int | None) -> QueryCells:
     """The table cells of one query."""
     return (
         row.name,
@@ -160,9 +164,10 @@ def cells(model: DashboardModel, row: QueryRow, diag: Diagnosis, backlog_n: int 
     )
 
 
-def shorten(value: Text, width: int) -> Text:
-    """``value`` cut to ``width`` cells, its last one ``…`` when cut."""
-    if value.cell_len <= width:
+def shorten(value: Cell, width: int) -> Cell:
+    """``value`` cut to ``width`` cells, its last one ``…`` when cut (a ``Text``; a ``str``
+    cell is left as it is: the cell cut, the diagnosis, is a ``Text``)."""
+    if isinstance(value, str) or value.cell_len <= width:
         return value
     cut = value.copy()
     cut.truncate(width, overflow="ellipsis")

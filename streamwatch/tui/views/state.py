@@ -69,12 +69,12 @@ class StatePanel(VerticalScroll):
         head.update(f"{len(tables)} state store(s)" if tables else "no state")
         for t in tables:
             self.mount(Static(table_title(t), classes="state-title"))
-            table: DataTable = DataTable(show_cursor=False, classes="state-rows")
+            table: DataTable[str] = DataTable(show_cursor=False, classes="state-rows")
             self.mount(table)
             names = [c.name for c in t.columns]
             table.add_columns(*(f"{c.name} ({c.type})" for c in t.columns))
             for r in t.rows:
-                table.add_row(*(text(v, n.rsplit(".", 1)[-1]) for n, v in zip(names, r)))
+                table.add_row(*(text(v, n.rsplit(".", 1)[-1]) for n, v in zip(names, r, strict=True)))
             self.mount(Static(partition_line(t), classes="state-sizes"))
             for f in t.findings:
                 self.mount(Static(Text(f"{f.severity}: {f.code}: {f.message}", style="yellow")))

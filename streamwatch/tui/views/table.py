@@ -11,12 +11,12 @@ from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
-from textual.widgets import DataTable
 
-Cell = str | Text
+from streamwatch.tui.views.datatable_hook import Cell, CellHookTable, CellLines
+
 #: more rows than this leaving the table (a ``/`` filter) rebuild it: cheaper than removing each
 REMOVE_ONE_BY_ONE = 8
-#: drawn cells kept (see :meth:`SyncTable._render_cell`); all are forgotten beyond this
+#: drawn cells kept (see :meth:`SyncTable.draw_cell`); all are forgotten beyond this
 CELL_LINES_MAX = 20_000
 
 
@@ -30,7 +30,7 @@ def same_cell(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def cell_shape(value: object, room: int) -> tuple | None:
+def cell_shape(value: object, room: int) -> tuple[object, ...] | None:
     """What decides how DataTable draws a one-line cell apart from its characters, when only
     the characters can differ: a ``str`` without markup or a left-justified ``Text`` without spans, of
     printable one-cell characters, fitting in ``room`` cells (no cropping). Two values of the
@@ -40,7 +40,7 @@ def cell_shape(value: object, room: int) -> tuple | None:
         if value.spans or value.justify not in (None, "default", "left"):  # else the characters move
             return None
         plain = value.plain
-        shape: tuple = ("text", value.style, value.justify, value.overflow, value.no_wrap, value.end, len(plain))
+        shape: tuple[object, ...] = ("text", value.style, value.justify, value.overflow, value.no_wrap, value.end, len(plain))
     elif isinstance(value, str):
         if "[" in value or "\\" in value or (":" in value and Text.from_markup(value).plain != value):
             return None  # markup or an emoji code (DataTable reads a str cell as markup)
@@ -74,7 +74,7 @@ def put_chars(lines: list[list[Segment]], start: int, chars: str) -> list[list[S
 class _Paint(NamedTuple):
     """What every row line of one paint shares (:meth:`SyncTable.render_lines`)."""
 
-    key: tuple  #: all of it: a kept line drawn under another key is drawn again
+    key: tuple[object, ...]  #: all of it: a kept line drawn under another key is drawn again
     base: Style  #: the table's style
     rows: tuple[Style, Style]  #: even and odd rows' style
     widths: tuple[int, ...]  #: each column's width with its padding (cells)
@@ -82,7 +82,7 @@ class _Paint(NamedTuple):
     scroll_x: int
 
 
-class SyncTable(DataTable):
+class SyncTable(CellHookTable):
     """``sync(rows)`` makes the table show exactly ``rows`` — ``(key, cells)`` in order —
     touching only what changed: unchanged cells are not rewritten, new rows at the end are
     appended, removed rows are removed; other reorderings rebuild the table. The cursor stays
@@ -100,7 +100,7 @@ class SyncTable(DataTable):
     frame of 100 queries changes a few rows (measured: docs/changelog.md).
     The cursor and hover rows are always drawn by DataTable. Lines of rows a filter removed
     are kept (bounded) so clearing the filter redraws only what changed meanwhile. Below the
-    line, each drawn cell is kept too (:meth:`_render_cell`), so a changed row re-renders only
+    line, each drawn cell is kept too (:meth:`draw_cell`), so a changed row re-renders only
     its changed cells. A filter that removes more than :data:`REMOVE_ONE_BY_ONE` rows rebuilds
     the table instead (``DataTable.remove_row`` renumbers every row, O(rows) each)."""
 
@@ -111,21 +111,21 @@ class SyncTable(DataTable):
     #: inside :meth:`sync`'s cell updates: a whole-table refresh is narrowed to the changed rows
     _rows_only = False
 
-    def __init__(self, columns: Sequence[str], **kw) -> None:
-        kw.setdefault("cursor_type", "row")
-        super().__init__(**kw)
+    def __init__(self, columns: Sequence[str], *, id: str | None = None, show_cursor: bool = True,
+                 zebra_stripes: bool = False) -> None:
+        super().__init__(id=id, show_cursor=show_cursor, zebra_stripes=zebra_stripes, cursor_type="row")
         self._columns = tuple(columns)
         self._widths: dict[str, int] = {}
         #: the cursor's row key across :meth:`set_columns` (restored by the next sync)
         self._keep_cursor: str | None = None
         self._cells: dict[str, tuple[Cell, ...]] = {}
         #: row key → (paint key and row index, the cells it was drawn from, the drawn line)
-        self._drawn: dict[str, tuple[tuple, tuple[Cell, ...], Strip]] = {}
+        self._drawn: dict[str, tuple[tuple[object, ...], tuple[Cell, ...], Strip]] = {}
         self._paint: _Paint | None = None
         #: (row key, column key, row index, style, width, cursor, hover, …) → (cell value, its lines)
-        self._cell_lines: dict[tuple, tuple[object, list[list[Segment]]]] = {}
+        self._cell_lines: dict[tuple[object, ...], tuple[object, CellLines]] = {}
         #: (row index, column index, style, width, padding, cell shape) → a cell drawn there
-        self._shapes: dict[tuple, list[list[Segment]]] = {}
+        self._shapes: dict[tuple[object, ...], CellLines] = {}
 
     def on_mount(self) -> None:
         for c in self._columns:
@@ -220,7 +220,9 @@ class SyncTable(DataTable):
                 cells = tuple(cells)
                 if old is not None and len(old) == len(cells) and all(map(same_cell, old, cells)):
                     continue
-                for col, new, prev in zip(self._columns, cells, old or (None,) * len(cells)):
+                # a row may give fewer cells than columns (DataTable shows the rest empty)
+                for i, (col, new) in enumerate(zip(self._columns, cells, strict=False)):
+                    prev = old[i] if old is not None and i < len(old) else None
                     if not same_cell(new, prev):
                         grow = self._wider(col, new)
                         wider = wider or grow
@@ -310,23 +312,23 @@ class SyncTable(DataTable):
         row_style = paint.rows[index % 2]
         segments: list[Segment] = []
         for column, width in enumerate(paint.widths):
-            segments.extend(self._render_cell(index, column, row_style, width)[0])
+            segments.extend(self.draw_cell(index, column, row_style, width, False, False)[0])
         fill = max(0, paint.width - sum(paint.widths))
         segments.append(Segment(" " * fill, row_style + Style.from_meta(
             {"row": index, "column": 0, "out_of_bounds": True})))
         return Strip(segments).crop(paint.scroll_x, paint.scroll_x + paint.width) \
             .adjust_cell_length(paint.width, paint.base).simplify()
 
-    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int, cursor: bool = False,
-                     hover: bool = False) -> list[list[Segment]]:
+    def draw_cell(self, row_index: int, column_index: int, base_style: Style, width: int, cursor: bool,
+                  hover: bool) -> CellLines:
         """One cell's lines, kept while its value and how it is drawn did not change.
 
-        This overrides DataTable's private ``_render_cell`` (Textual 8.2; the public API has no
-        per-cell hook) and is the only private name this class relies on: DataTable forgets
-        every drawn cell on any ``update_cell`` and on any focus or style change, so a row
-        whose batch id changed re-rendered all its 12 cells, and a focus change (the ``/``
-        line, a tab switch) re-rendered every visible cell, which keys typed then waited behind. Cells of the
-        cursor and hover rows (whose look depends on focus) are always drawn by DataTable;
+        DataTable draws every cell through this (its private per-cell method, routed here by
+        :class:`~streamwatch.tui.views.datatable_hook.CellHookTable`, the one place such names
+        are used) and forgets every drawn cell on any ``update_cell`` and on any focus or style
+        change, so a row whose batch id changed re-rendered all its 12 cells, and a focus
+        change (the ``/`` line, a tab switch) re-rendered every visible cell, which keys typed
+        then waited behind. Cells of the cursor and hover rows (whose look depends on focus) are always drawn by DataTable;
         every other cell is drawn from its value, ``base_style`` (the row's resolved style,
         which is how a theme or CSS change reaches it), width and padding only, all in the
         key. A changed value of the :func:`cell_shape` of one drawn at the same place before
@@ -334,12 +336,11 @@ class SyncTable(DataTable):
         fresh draw through rich, the costly part of a cell (the ``/`` filter's 10 rows are 120
         cells; measured: docs/changelog.md)."""
         if row_index < 0 or column_index < 0 or cursor or hover or self.fixed_rows or self.fixed_columns:
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        row_key = self._row_locations.get_key(row_index)
-        column_key = self._column_locations.get_key(column_index)
-        if row_key is None or column_key is None or self.rows[row_key].height != 1:
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        value = self._data[row_key].get(column_key)
+            return self.framework_cell(row_index, column_index, base_style, width, cursor, hover)
+        at = self.cell_at(row_index, column_index)
+        if at is None or self.rows[at[0]].height != 1:
+            return self.framework_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key, column_key, value = at
         key = (row_key, column_key, row_index, base_style, width, self.cell_padding)
         kept = self._cell_lines.get(key)
         if kept is not None and same_cell(kept[0], value):
@@ -350,7 +351,7 @@ class SyncTable(DataTable):
         if drawn is not None:  # a value of this shape was drawn here: the same line, other characters
             lines = put_chars(drawn, self.cell_padding, value.plain if isinstance(value, Text) else str(value))
         else:
-            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            lines = self.framework_cell(row_index, column_index, base_style, width, cursor, hover)
             if shape is not None:
                 self._shapes[like] = lines
         if len(self._cell_lines) >= CELL_LINES_MAX:
