@@ -46,6 +46,17 @@ def spark(spark_session):
     return spark_session[0]
 
 
+@pytest.fixture(autouse=True)
+def _no_query_outlives_its_test(request):
+    """A test that failed half-way (a deadline under load) leaves its queries running in the
+    shared session; the next test would meet them. Stop what a test left, after it."""
+    yield
+    if "spark" not in request.fixturenames:
+        return
+    for query in request.getfixturevalue("spark").streams.active:
+        query.stop()
+
+
 @pytest.fixture(scope="session")
 def table_format(spark_session) -> str:
     """The pipelines' table format in this run: ``delta`` where its jars loaded, else ``parquet``."""
