@@ -6,6 +6,7 @@ textual, no pandas, no event readers), so a fresh process answers in a fraction 
 from __future__ import annotations
 
 import importlib
+from typing import NoReturn
 
 import click
 
@@ -73,7 +74,7 @@ class Streamwatch(click.Group):
             self._fail(ctx, missing)
 
     @staticmethod
-    def _fail(ctx: click.Context, e: StreamwatchError) -> None:
+    def _fail(ctx: click.Context, e: StreamwatchError) -> NoReturn:
         # the subcommands raise their refusals (UsageError, Unreadable …) with the whole line
         # they mean to print, paths included: bounded, but not at the 200 of a status cell
         command = ctx.invoked_subcommand or "run"

@@ -23,6 +23,8 @@ Examples:
   streamwatch advise ./streamwatch-workspace/checkpoints/events/windows
   streamwatch advise CP --recording events.jsonl     batch times from the listener's progress
   streamwatch advise CP --cores 16 --json            a cluster's cores, machine-readable
+  streamwatch advise CP --trigger 5s --recording events.jsonl
+                                                     judge the trigger interval the query runs with
 \b
 Confidence: measured (every number read off this job), likely (verdict holds, cost not
 measured here, or a setting not in the checkpoint inferred from what the batches did),
@@ -31,7 +33,7 @@ unknown (evidence missing: the finding says what it needs).
 Exit codes:
   0  no rule advises a change (each keeps the setting or lacks evidence)
   1  a rule advises a change
-  2  bad option
+  2  bad option (a --trigger outside the trigger grammar included)
   4  PATH is unreadable or not a checkpoint, or --recording is missing or unreadable
 """ + OBJECT_STORES
 
@@ -45,8 +47,12 @@ OK, CHANGE = 0, 1
                    "(durationMs.triggerExecution) and state operators from its progress events.")
 @click.option("--cores", type=click.IntRange(min=1), default=None,
               help="Cores that run the query's tasks [default: os.cpu_count() of this machine].")
+@click.option("--trigger", "trigger_spec", default=None, metavar="SPEC",
+              help="The trigger the query runs with (neither the checkpoint nor the listener's events "
+                   "record it): 5s, processingTime=500ms, default, availableNow … Without it the "
+                   "trigger rule says unknown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the checkpoint and a list of findings.")
-def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -> None:
+def advise(path: str, recording: str | None, cores: int | None, trigger_spec: str | None, as_json: bool) -> None:
     """Tuning advice for the streaming query whose checkpoint is PATH (local or an fsspec
     URL), measured on the query itself: per rule the setting, the evidence (numbers with
     units and where each was read), what to change and its expected effect, and how sure
@@ -54,7 +60,8 @@ def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -
     offsets/N batchTimestampMs) or, with --recording, from Spark's progress events.
     Rules: advise-shuffle-partitions (state partitions vs cores), advise-max-files-per-trigger
     (a file source's files per batch from its log, and its backlog: the source's folder is
-    listed). Reads only; no Spark.
+    listed), advise-trigger-interval (batches longer than the --trigger interval, or a tiny
+    interval polling an idle source). Reads only; no Spark.
     """
     from streamwatch.analysis.advice import (
         Cores,
@@ -62,18 +69,25 @@ def advise(path: str, recording: str | None, cores: int | None, as_json: bool) -
         max_files_per_trigger,
         progress_durations,
         shuffle_partitions,
+        trigger_interval,
     )
+    from streamwatch.analysis.triggers import TriggerError, parse_trigger
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
 
+    try:
+        trigger = parse_trigger(trigger_spec) if trigger_spec is not None else None
+    except TriggerError as e:
+        raise TriggerError(f"--trigger: {e}") from None
     try:
         cp = read_checkpoint(path, sizes=False)
     except CheckpointError as e:
         raise Unreadable(str(e)) from None
-    progress: tuple[QueryProgress, ...] = _progress(recording, cp.query_id) if recording is not None else ()
+    progress, idle = _progress(recording, cp.query_id) if recording is not None else ((), None)
     durations = progress_durations(progress) or checkpoint_durations(cp, _commit_mtimes(path, cp.commit_batch_ids))
     have = Cores(cores, "--cores") if cores is not None else Cores(os.cpu_count(), "os.cpu_count() on this machine")
     found = [shuffle_partitions(cp, progress, have, durations),
-             *max_files_per_trigger(cp, durations, _lags(path, cp))]
+             *max_files_per_trigger(cp, durations, _lags(path, cp)),
+             trigger_interval(trigger, cp, durations, idle)]
     if as_json:
         import orjson
 
@@ -140,22 +154,24 @@ def _lags(path: str, cp: Checkpoint) -> dict[str, SourceLag]:
     return out
 
 
-def _progress(recording: str, query_id: str | None) -> tuple[QueryProgress, ...]:
+def _progress(recording: str, query_id: str | None) -> tuple[tuple[QueryProgress, ...], int]:
     """The progress events of ``query_id`` in ``recording`` (every query's when the
-    checkpoint has no id), in file order. Raises :class:`Unreadable` for a missing or
-    unreadable recording."""
+    checkpoint has no id), in file order, and how many ``QueryIdleEvent``s it has (triggers
+    that found no data). Raises :class:`Unreadable` for a missing or unreadable recording."""
     from streamwatch.events.reader import EventSourceError, ReadReport, read_events
-    from streamwatch.model.events import QueryProgress
+    from streamwatch.model.events import QueryIdle, QueryProgress
 
     report = ReadReport()
     try:
-        events = [e for e in read_events(recording, report) if isinstance(e, QueryProgress)]
+        read = [e for e in read_events(recording, report) if isinstance(e, QueryProgress | QueryIdle)]
     except EventSourceError as e:
         raise Unreadable(f"--recording: {e}") from None
     if report.bad_lines:
         click.echo(f"streamwatch advise: --recording: skipped {report.bad_lines} unreadable lines "
                    f"(first: {report.problems[0]})", err=True)
+    events = [e for e in read if isinstance(e, QueryProgress)]
     mine = tuple(e for e in events if query_id is None or e.id == query_id)
     if events and not mine:
         click.echo(f"streamwatch advise: --recording holds no progress of query {query_id}: not used", err=True)
-    return mine
+    idle = sum(1 for e in read if isinstance(e, QueryIdle) and (query_id is None or e.id == query_id))
+    return mine, idle

@@ -4,11 +4,14 @@ from this checkpoint? A verdict per rule, optionally beside Spark's own answer (
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from streamwatch.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:  # Spark starts when the command runs, not for --help
+    from pyspark.sql import SparkSession
 
 EPILOG = """\b
 Examples:
@@ -48,7 +51,8 @@ Exit codes:
 """
 
 
-def _session():
+def _session() -> SparkSession:
+    """The active SparkSession, else a local one without UI on a temporary workspace."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,8 +34,11 @@ Exit codes:
   4  OLD or NEW unreadable
 """ + OBJECT_STORES
 
+if TYPE_CHECKING:  # the readers are imported when the command runs, not for --help
+    from streamwatch.checkpoint.ops.snapshot import Snapshot
 
-def _load(arg: str, sink: str | None, full: bool = True):
+
+def _load(arg: str, sink: str | None, full: bool = True) -> Snapshot:
     """A Snapshot from a checkpoint folder/URL or a saved ``inspect --json`` file. Raises
     :class:`~streamwatch.checkpoint.CheckpointError` or :class:`Unreadable` (exit 4)."""
     import os
@@ -158,75 +161,93 @@ def _wm(ms: int | None) -> str:
 def render(doc: dict[str, Any]) -> str:
     """The text report of a ``streamwatch.diff/1`` document: numbers with thousands separators,
     durations in s/min/h/d, sizes in B/KiB/MiB/GiB, signed changes, ``-`` for an unknown value."""
-    from streamwatch.checkpoint.report import duration_text
-
+    b = doc["batches"]
     out = [f"old  {doc['old']['path']} ({doc['old']['origin']})", f"new  {doc['new']['path']} ({doc['new']['origin']})"]
     if doc["same_query"] is False:
         out.append(f"!! different queries: {doc['old']['query_id']} vs {doc['new']['query_id']}")
-    b = doc["batches"]
     out.append(f"batches   latest {_id(b['old']['latest'])} → {_id(b['new']['latest'])}, "
                f"committed {_id(b['old']['last_committed'])} → {_id(b['new']['last_committed'])}")
     out.append(f"          planned {_span(b['planned'])}; committed {_span(b['committed'])}; purged {_span(b['purged'])}"
                + (f"; ROLLED BACK {_span(b['rolled_back'])}" if b["rolled_back"] else ""))
-    w = doc["watermark"]
-    if w["old_ms"] != w["new_ms"]:
-        # 0 is Spark's "no watermark yet": a move from or to it is no duration
-        moved = f" ({duration_text(w['moved_ms'], signed=True)})" if w["moved_ms"] is not None and w["old_ms"] and w["new_ms"] else ""
-        out.append(f"watermark {_wm(w['old_ms'])} → {_wm(w['new_ms'])}{moved}")
-    else:
-        out.append(f"watermark unchanged ({_wm(w['new_ms'])})")
+    out.append(_watermark_line(doc["watermark"]))
     for s in doc["sources"]:
-        head = f"source {s['id']} ({s['kind'] or 'unknown kind'})"
-        if not s["changed"]:
-            out.append(f"{head}: unchanged")
-            continue
-        if "note" in s:
-            out.append(f"{head}: {s['note']}")
-        elif s["kind"] == "file":
-            lo = s["log_offset"]
-            n = s["files_added"]
-            out.append(f"{head}: logOffset {_id(lo['old'])} → {_id(lo['new'])}, {'unknown number of' if n is None else _num(n)} files added")
-            for p in (s["files"] or [])[:10]:
-                out.append(f"    + {p}")
-            if s["files"] and len(s["files"]) > 10:
-                out.append(f"    … {len(s['files']) - 10:,} more")
-        elif s["kind"] == "kafka":
-            out.append(f"{head}: {_signed(s['records'])} records")
-            for r in s["partitions"]:
-                out.append(f"    {r['topic']}[{r['partition']}] {_num(r['old'])} → {_num(r['new'])} ({_signed(r['delta'])})")
-        else:
-            parts = [f"{k} {_num(v['old'])} → {_num(v['new'])}" + (f" ({_signed(v['delta'])})" if "delta" in v else "") for k, v in s["fields"].items()]
-            out.append(f"{head}: " + ("; ".join(parts) or f"{s['old'] or '-'} → {s['new'] or '-'}"))
+        out.extend(_source_lines(s))
     c = doc["conf"]
-    for k, v in c["added"].items():
-        out.append(f"conf + {k}={v}")
-    for k, v in c["removed"].items():
-        out.append(f"conf - {k}={v}")
-    for k, v in c["changed"].items():
-        out.append(f"conf ~ {k}: {v['old']} → {v['new']}")
+    out.extend(f"conf + {k}={v}" for k, v in c["added"].items())
+    out.extend(f"conf - {k}={v}" for k, v in c["removed"].items())
+    out.extend(f"conf ~ {k}: {v['old']} → {v['new']}" for k, v in c["changed"].items())
     for st in doc["state"]:
-        v = st["versions"]
-        d = st["bytes_delta"]
-        out.append(f"state {st['operator_id']} ({st['name'] or '-'}): versions {_versions(v['old'])} → {_versions(v['new'])}"
-                   + (f", {_bytes(d, signed=True)}" if d else ""))
-        for p in (st["partitions"] or [])[:20]:
-            out.append(f"    partition {p['partition']}/{p['store']}: version {_id(p['version']['old'])} → {_id(p['version']['new'])}, "
-                       f"bytes {_bytes(p['bytes']['old'])} → {_bytes(p['bytes']['new'])}")
-    sk = doc["sink"]
-    if sk["kind"]:
-        e = sk["entries"]
-        added = sk["files_added"]
-        out.append(f"sink ({sk['kind']}): log entries {_num(e['old'])} → {_num(e['new'])}" + (f", {len(added):,} files added" if added is not None else ""))
-        if sk["delta_version"]:
-            out.append(f"    Delta version {_id(sk['delta_version']['old'])} → {_id(sk['delta_version']['new'])}")
-    f = doc["findings"]
-    for x in f["appeared"]:
-        out.append(f"finding + {x['severity']} {x['code']}: {x['message']}")
-    for x in f["cleared"]:
-        out.append(f"finding - {x['severity']} {x['code']}: {x['message']}")
+        out.extend(_state_lines(st))
+    out.extend(_sink_lines(doc["sink"]))
+    out.extend(_finding_lines(doc["findings"]))
+    return "\n".join(out)
+
+
+def _watermark_line(w: dict[str, Any]) -> str:
+    """The watermark's move between the snapshots (or that it did not move)."""
+    from streamwatch.checkpoint.report import duration_text
+
+    if w["old_ms"] == w["new_ms"]:
+        return f"watermark unchanged ({_wm(w['new_ms'])})"
+    # 0 is Spark's "no watermark yet": a move from or to it is no duration
+    moved = f" ({duration_text(w['moved_ms'], signed=True)})" if w["moved_ms"] is not None and w["old_ms"] and w["new_ms"] else ""
+    return f"watermark {_wm(w['old_ms'])} → {_wm(w['new_ms'])}{moved}"
+
+
+def _source_lines(s: dict[str, Any]) -> list[str]:
+    """One source's change: file source files added, Kafka offsets per partition, or its fields."""
+    head = f"source {s['id']} ({s['kind'] or 'unknown kind'})"
+    if not s["changed"]:
+        return [f"{head}: unchanged"]
+    if "note" in s:
+        return [f"{head}: {s['note']}"]
+    if s["kind"] == "file":
+        lo = s["log_offset"]
+        n = s["files_added"]
+        out = [f"{head}: logOffset {_id(lo['old'])} → {_id(lo['new'])}, {'unknown number of' if n is None else _num(n)} files added"]
+        out.extend(f"    + {p}" for p in (s["files"] or [])[:10])
+        if s["files"] and len(s["files"]) > 10:
+            out.append(f"    … {len(s['files']) - 10:,} more")
+        return out
+    if s["kind"] == "kafka":
+        return [f"{head}: {_signed(s['records'])} records",
+                *(f"    {r['topic']}[{r['partition']}] {_num(r['old'])} → {_num(r['new'])} ({_signed(r['delta'])})"
+                  for r in s["partitions"])]
+    parts = [f"{k} {_num(v['old'])} → {_num(v['new'])}" + (f" ({_signed(v['delta'])})" if "delta" in v else "") for k, v in s["fields"].items()]
+    return [f"{head}: " + ("; ".join(parts) or f"{s['old'] or '-'} → {s['new'] or '-'}")]
+
+
+def _state_lines(st: dict[str, Any]) -> list[str]:
+    """One state operator's versions and bytes, then up to 20 of its partitions."""
+    v = st["versions"]
+    d = st["bytes_delta"]
+    out = [f"state {st['operator_id']} ({st['name'] or '-'}): versions {_versions(v['old'])} → {_versions(v['new'])}"
+           + (f", {_bytes(d, signed=True)}" if d else "")]
+    out.extend(f"    partition {p['partition']}/{p['store']}: version {_id(p['version']['old'])} → {_id(p['version']['new'])}, "
+               f"bytes {_bytes(p['bytes']['old'])} → {_bytes(p['bytes']['new'])}"
+               for p in (st["partitions"] or [])[:20])
+    return out
+
+
+def _sink_lines(sk: dict[str, Any]) -> list[str]:
+    """The sink log's entries (and Delta version) added; nothing for an unknown sink."""
+    if not sk["kind"]:
+        return []
+    e = sk["entries"]
+    added = sk["files_added"]
+    out = [f"sink ({sk['kind']}): log entries {_num(e['old'])} → {_num(e['new'])}" + (f", {len(added):,} files added" if added is not None else "")]
+    if sk["delta_version"]:
+        out.append(f"    Delta version {_id(sk['delta_version']['old'])} → {_id(sk['delta_version']['new'])}")
+    return out
+
+
+def _finding_lines(f: dict[str, Any]) -> list[str]:
+    """Findings that appeared (+), cleared (-) or changed severity or message (~)."""
+    out = [f"finding + {x['severity']} {x['code']}: {x['message']}" for x in f["appeared"]]
+    out.extend(f"finding - {x['severity']} {x['code']}: {x['message']}" for x in f["cleared"])
     for x in f.get("changed", []):
         o, n = x["old"], x["new"]
         sev = n["severity"] if o["severity"] == n["severity"] else f"{o['severity']} → {n['severity']}"
         was = f" (was: {o['message']})" if o["message"] != n["message"] else ""
         out.append(f"finding ~ {sev} {x['code']}: {n['message']}{was}")
-    return "\n".join(out)
+    return out

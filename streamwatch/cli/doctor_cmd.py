@@ -41,27 +41,32 @@ def doctor() -> None:
       1  a forced table format (STREAMWATCH_TABLE_FORMAT) cannot be honoured
       2  bad option
     """
-    from streamwatch.spark.jars import DELTA_FOR_SPARK, installed_spark, planned_artifacts
-    from streamwatch.spark.javainfo import java_version
-    from streamwatch.spark.tableformat import (
-        JAR_SETS,
-        NO_JARS_HINT,
-        TableFormatError,
-        decide_table_format,
-        jars_root,
-        pinned_artifacts,
-        resolved_jars,
-    )
-
     rows = [
         ("python", platform.python_version()),
-        ("java", java_version() or "not found (install Java 17 and put it on PATH)"),
+        ("java", _java()),
         ("pyspark", _version("pyspark")),
         ("delta-spark", _version("delta-spark")),
         ("textual", _version("textual")),
     ]
     for k, v in rows:
         click.echo(f"{k:<13} {v}")
+    _print_jars()
+    if not _print_table_format():
+        sys.exit(ExitCode.WARNINGS)
+
+
+def _java() -> str:
+    from streamwatch.spark.javainfo import java_version
+
+    return java_version() or "not found (install Java 17 and put it on PATH)"
+
+
+def _print_jars() -> None:
+    """Each JVM dependency for the installed pyspark (the POM's pins without one): the version
+    resolved and its jar, or why it is not resolved; then the jars found per jar set."""
+    from streamwatch.spark.jars import DELTA_FOR_SPARK, installed_spark, planned_artifacts
+    from streamwatch.spark.tableformat import JAR_SETS, NO_JARS_HINT, jars_root, pinned_artifacts, resolved_jars
+
     root = jars_root()
     try:
         spark = installed_spark()
@@ -87,7 +92,13 @@ def doctor() -> None:
     for s in JAR_SETS:
         if resolved[s]:
             click.echo(f"  {s:<13} {len(resolved[s])} jars in {root / s}")
-    failed = False
+
+
+def _print_table_format() -> bool:
+    """The table format the pipelines will use and whether Kafka and s3a:// load; False when
+    a forced format (STREAMWATCH_TABLE_FORMAT) cannot be honoured."""
+    from streamwatch.spark.tableformat import NO_JARS_HINT, TableFormatError, decide_table_format
+
     try:
         d = decide_table_format()
         click.echo(f"\n{'table format':<13} {d.format} — {d.reason}")
@@ -95,6 +106,5 @@ def doctor() -> None:
         click.echo(f"{'s3a':<13} {'Spark reads and writes s3a:// (hadoop-aws loaded)' if d.s3 else 'off (streamwatch jars --set s3)'}")
     except TableFormatError as e:
         click.echo(f"\n{'table format':<13} error — {e}")
-        failed = True
-    if failed:
-        sys.exit(ExitCode.WARNINGS)
+        return False
+    return True

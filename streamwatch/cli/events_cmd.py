@@ -82,7 +82,7 @@ def events(source: str, as_json: bool, out: Path | None) -> None:
                      _when(q.first_ms), "-" if span is None else f"{span:,.1f}", str(q.failures)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        click.echo("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        click.echo("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
     click.echo(f"{len(summary.queries)} queries, {summary.events:,} events"
                + (f", {summary.unsupported} unsupported" if summary.unsupported else ""))
     for q in summary.queries.values():

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from streamwatch.errors import ExitCode, Unreadable, UsageError
+
+if TYPE_CHECKING:  # the readers are imported when the command runs, not for --help
+    from rich.console import Console
+    from rich.table import Table
+
+    from streamwatch.checkpoint.features import RestartAnswer
+    from streamwatch.model.checkpoint import Checkpoint
+    from streamwatch.model.kafka import KafkaLag
 
 EPILOG = """\b
 Examples:
@@ -50,7 +60,7 @@ def _is_folder(path: str) -> bool:
 
 
 def read_as_inspect(path: str, *, sink: str | None = None, full: bool = False, sizes: bool = False,
-                    measure: bool = False, storage_options: dict | None = None):
+                    measure: bool = False, storage_options: dict[str, Any] | None = None) -> Checkpoint:
     """The checkpoint at ``path`` with every finding ``streamwatch inspect PATH`` shows: the
     sink from the workspace's pipeline definition when ``sink`` is None, the reader's findings,
     the state audit's (growth, skew, restart cost). The one reading both ``inspect PATH`` and
@@ -130,79 +140,114 @@ def inspect(path: str, batch_id: int | None, batches: bool, as_json: bool, check
     commits, conf drift, missing or orphan state versions, unknown log versions,
     truncated files, stray files…). PATH may be a local folder or an fsspec URL.
     """
-    from streamwatch.checkpoint import CheckpointError, batch_timeline, features
-    from streamwatch.model.findings import worst_severity
-
     if batches and batch_id is not None:
         raise UsageError("use --batch N or --batches, not both")
-    target = None
-    if spark_version is not None:
-        try:
-            target = features.parse_line(spark_version)
-        except ValueError as e:
-            raise UsageError(f"--spark {e}") from None
+    target = _target(spark_version)
     if recursive:
         if batches or batch_id is not None or sink or kafka_bootstrap or spark_version:
             raise UsageError("--recursive shows one row per checkpoint; --batch/--batches/--sink/--kafka-bootstrap/--spark need one PATH")
         _fleet(path, as_json, check)
         return
-    full = batches or batch_id is not None
-    try:
-        cp = read_as_inspect(path, sink=sink, full=full, sizes=sizes)
-    except CheckpointError:
-        raise  # its own one line, exit 4
-    except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
-        raise Unreadable(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+    cp = _read_one(path, sink, full=batches or batch_id is not None, sizes=sizes)
     lags = None
     if kafka_bootstrap:
         cp, lags = _with_kafka_lag(cp, path, kafka_bootstrap)
     if batch_id is not None and batch_id not in set(cp.offset_batch_ids) | set(cp.commit_batch_ids):
         known = f"{cp.offset_batch_ids[0]}–{cp.latest_batch_id}" if cp.offset_batch_ids else "none"
         raise UsageError(f"batch {batch_id} is not in this checkpoint (offsets hold {known})")
-
+    view = _View(batches, batch_id, target, lags)
     if as_json:
-        import orjson
-
-        from streamwatch.checkpoint import jsonout
-
-        if batches:
-            doc = jsonout.timeline_doc(cp, batch_timeline(cp))
-        elif batch_id is not None:
-            doc = jsonout.batch_doc(cp, batch_id)
-        else:
-            doc = jsonout.summary_doc(cp)
-            doc["formats"] = _formats_doc(features.answer(cp), target)
-        if lags is not None:
-            doc["kafkaLag"] = _lag_doc(lags)
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
-        sys.stdout.flush()
+        _print_json(cp, view)
     else:
-        from rich.console import Console
-
-        from streamwatch.checkpoint import jsonout, report
-
-        out = Console(soft_wrap=False)
-        if batches:
-            out.print(report.timeline(batch_timeline(cp)))
-            out.print(report.findings_table(cp))
-        elif batch_id is not None:
-            out.print(report.batch(jsonout.batch_doc(cp, batch_id)))
-        else:
-            out.print(report.summary(cp))
-            _print_formats(out, features.answer(cp), target)
-        if lags is not None:
-            out.print(_lag_table(lags))
+        _print_text(cp, view)
     if check:
+        from streamwatch.model.findings import worst_severity
+
         worst = worst_severity(cp.findings)
         sys.exit(ExitCode.ERRORS if worst == "error" else ExitCode.WARNINGS if worst == "warning" else ExitCode.OK)
 
 
-def _formats_doc(a, target) -> dict:
+def _target(spark_version: str | None) -> tuple[int, int] | None:
+    """``--spark X.Y`` as a Spark line (major, minor); raises :class:`UsageError` when malformed."""
+    if spark_version is None:
+        return None
+    from streamwatch.checkpoint import features
+
+    try:
+        return features.parse_line(spark_version)
+    except ValueError as e:
+        raise UsageError(f"--spark {e}") from None
+
+
+def _read_one(path: str, sink: str | None, full: bool, sizes: bool) -> Checkpoint:
+    """:func:`read_as_inspect` of one PATH: a :class:`~streamwatch.checkpoint.CheckpointError`
+    as it is, any other failure as :class:`Unreadable` (exit 4, one line)."""
+    from streamwatch.checkpoint import CheckpointError
+
+    try:
+        return read_as_inspect(path, sink=sink, full=full, sizes=sizes)
+    except CheckpointError:
+        raise  # its own one line, exit 4
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's path
+        raise Unreadable(f"{path}: unreadable ({type(e).__name__}: {e})") from None
+
+
+@dataclass(frozen=True)
+class _View:
+    """What one checkpoint's report shows: the ``batches`` timeline, one ``batch_id`` in
+    detail, else the summary with the restart answer for the ``target`` Spark line; the
+    Kafka ``lags`` when the broker was asked."""
+
+    batches: bool
+    batch_id: int | None
+    target: tuple[int, int] | None
+    lags: KafkaLag | None
+
+
+def _print_json(cp: Checkpoint, view: _View) -> None:
+    """The ``streamwatch.inspect/1`` document of ``view`` on stdout."""
+    import orjson
+
+    from streamwatch.checkpoint import batch_timeline, features, jsonout
+
+    if view.batches:
+        doc = jsonout.timeline_doc(cp, batch_timeline(cp))
+    elif view.batch_id is not None:
+        doc = jsonout.batch_doc(cp, view.batch_id)
+    else:
+        doc = jsonout.summary_doc(cp)
+        doc["formats"] = _formats_doc(features.answer(cp), view.target)
+    if view.lags is not None:
+        doc["kafkaLag"] = _lag_doc(view.lags)
+    sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.flush()
+
+
+def _print_text(cp: Checkpoint, view: _View) -> None:
+    """The tables of ``view`` on stdout."""
+    from rich.console import Console
+
+    from streamwatch.checkpoint import batch_timeline, features, jsonout, report
+
+    out = Console(soft_wrap=False)
+    if view.batches:
+        out.print(report.timeline(batch_timeline(cp)))
+        out.print(report.findings_table(cp))
+    elif view.batch_id is not None:
+        out.print(report.batch(jsonout.batch_doc(cp, view.batch_id)))
+    else:
+        out.print(report.summary(cp))
+        _print_formats(out, features.answer(cp), view.target)
+    if view.lags is not None:
+        out.print(_lag_table(view.lags))
+
+
+def _formats_doc(a: RestartAnswer, target: tuple[int, int] | None) -> dict[str, Any]:
     """``formats`` of inspect --json: the features, the Spark lines that can restart, and with
     ``--spark`` the answer for that line."""
     from streamwatch.checkpoint.features import line_text
 
-    doc = {
+    doc: dict[str, Any] = {
         "features": [{"name": f.name, "value": f.value, "needsSpark": line_text(f.needs), "evidence": f.evidence}
                      for f in a.features],
         "needsSpark": line_text(a.needs),
@@ -216,7 +261,7 @@ def _formats_doc(a, target) -> dict:
     return doc
 
 
-def _print_formats(out, a, target) -> None:
+def _print_formats(out: Console, a: RestartAnswer, target: tuple[int, int] | None) -> None:
     from rich.text import Text
 
     from streamwatch.checkpoint.features import formats_text, move_text, restart_text
@@ -228,7 +273,7 @@ def _print_formats(out, a, target) -> None:
             out.print(Text(line))
 
 
-def _with_kafka_lag(cp, path: str, bootstrap: str):
+def _with_kafka_lag(cp: Checkpoint, path: str, bootstrap: str) -> tuple[Checkpoint, KafkaLag]:
     """``cp`` with ``kafka-data-lost`` findings, and the lag per partition
     (:class:`~streamwatch.model.kafka.KafkaLag`, with each behind partition's oldest unread
     record's broker timestamp). Raises :class:`UsageError` (exit 2) when the checkpoint has no
@@ -256,7 +301,7 @@ def _seconds_behind(at_ms: int, oldest_ms: int | None) -> float | None:
     return None if oldest_ms is None else max(0.0, (at_ms - oldest_ms) / 1000)
 
 
-def _lag_doc(lag) -> dict:
+def _lag_doc(lag: KafkaLag) -> dict[str, Any]:
     return {"bootstrap": lag.bootstrap, "total": lag.total, "atMs": lag.at_ms, "lagSeconds": lag.lag_s,
             "partitions": [{"topic": x.topic, "partition": x.partition, "committed": x.committed,
                             "earliest": x.earliest, "latest": x.latest, "lag": x.lag, "dataLost": x.data_lost,
@@ -265,7 +310,7 @@ def _lag_doc(lag) -> dict:
                            for x in lag.partitions]}
 
 
-def _lag_table(lag):
+def _lag_table(lag: KafkaLag) -> Table:
     from rich.table import Table
 
     from streamwatch.analysis import fmt

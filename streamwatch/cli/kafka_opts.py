@@ -8,7 +8,8 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import click
@@ -42,7 +43,8 @@ def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-def _record(pipeline: Pipeline, ws: Workspace, bootstrap: str) -> list:
+def _record(pipeline: Pipeline, ws: Workspace, bootstrap: str) -> list[Path]:
+    """Writes ``bootstrap`` to ``.kafka-bootstrap`` in each landing folder of ``pipeline``; the files."""
     written = []
     for source in pipeline.sources:
         folder = ws.landing(pipeline.name, source.name)
@@ -52,13 +54,12 @@ def _record(pipeline: Pipeline, ws: Workspace, bootstrap: str) -> list:
     return written
 
 
-def _unrecord(files: list, bootstrap: str) -> None:
+def _unrecord(files: list[Path], bootstrap: str) -> None:
+    """Removes the files :func:`_record` wrote that still name ``bootstrap``."""
     for f in files:
-        try:
+        with suppress(OSError):
             if f.read_text().strip() == bootstrap:  # not replaced by a later run
                 f.unlink()
-        except OSError:
-            pass
 
 
 @contextmanager

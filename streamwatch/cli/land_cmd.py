@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect as pyinspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,7 +33,7 @@ Exit codes:
 """
 
 
-def _accepts(factory, option: str) -> bool:
+def _accepts(factory: Callable[..., Any], option: str) -> bool:
     try:
         params = pyinspect.signature(factory).parameters
     except (TypeError, ValueError):

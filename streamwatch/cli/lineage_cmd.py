@@ -4,12 +4,17 @@ workspace's checkpoints and sink logs (no JVM, read-only)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from streamwatch.analysis.lineage_text import journey_lines
 from streamwatch.errors import Unreadable, UsageError
+
+if TYPE_CHECKING:
+    from streamwatch.model.lineage import Journey
 
 EPILOG = """\b
 Examples:
@@ -45,7 +50,8 @@ def _pipelines_for(file: str, root: Path, pipeline: str | None) -> list[str]:
     return sorted(p.name for p in cps.iterdir() if p.is_dir()) if cps.is_dir() else []
 
 
-def _doc(journey) -> dict:
+def _doc(journey: Journey) -> dict[str, Any]:
+    """The ``streamwatch.lineage/1`` document of ``journey`` (times in epoch ms)."""
     return {
         "schema": SCHEMA,
         "pipeline": journey.pipeline,
@@ -69,7 +75,7 @@ def _doc(journey) -> dict:
     }
 
 
-def _print(journey, echo) -> None:
+def _print(journey: Journey, echo: Callable[[str], None]) -> None:
     for line in journey_lines(journey):
         echo(line)
 

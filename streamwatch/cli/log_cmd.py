@@ -3,18 +3,32 @@ JSONL (never imports textual)."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from click.core import ParameterSource
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import check_run_options, object_store_unavailable, run_options
+from streamwatch.cli.options import RunChoice, check_run_options, object_store_unavailable, run_options
 from streamwatch.errors import ExitCode, UsageError, one_line
+
+if TYPE_CHECKING:  # Spark, the recorders and the metrics server are imported when a run starts
+    from pyspark.sql import SparkSession
+
+    from streamwatch.events.bus import EventBusStats
+    from streamwatch.events.jsonl import JsonlRecorder
+    from streamwatch.events.segments import SegmentRecorder
+    from streamwatch.metrics import PrometheusSink
+    from streamwatch.model.runtime import SessionInfo
+    from streamwatch.spark.live import LiveBackend
 
 EPILOG = """\b
 Examples:
@@ -48,6 +62,43 @@ Exit codes:
   3  --spec: the spec has errors, or spark-pipelines is not installed; Spark could not start (or the --remote server is unreachable or refuses the session), or a query could not be started, or the pipeline reads Kafka and its jars are missing or its broker did not start
   4  the output cannot be written; --spec: the spec cannot be read
 """
+
+
+@dataclass(frozen=True)
+class Recording:
+    """Where and how the events are written: ``out`` (a file, ``-`` for stdout, or an fsspec
+    URL stored as segment objects), ``flush_every`` events per write flush, ``max_bytes``
+    (bytes) to rotate or cut a segment at, ``segment_seconds`` (s) between segments of a URL."""
+
+    out: str
+    flush_every: int = 1
+    max_bytes: int | None = None
+    segment_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """The checked options of one ``streamwatch log`` run of a bundled pipeline: the
+    pipeline and workspace (``choice``), the ``trigger`` spec, ``duration`` (s, None: until
+    stopped), ``land_every`` (s between landed files), ``max_files``, the ``recording``, the
+    Prometheus port, the Spark UI on or off, and the Spark Connect URL (``remote``)."""
+
+    choice: RunChoice
+    trigger: str
+    duration: float | None
+    land_every: float
+    max_files: int | None
+    recording: Recording
+    prometheus_port: int | None = None
+    ui: bool = True
+    remote: str | None = None
+
+
+Say = Callable[[str], None]
+
+
+def _say(msg: str) -> None:
+    click.echo(f"streamwatch log: {msg}", err=True)
 
 
 @click.command("log", epilog=EPILOG)
@@ -88,94 +139,126 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
     are under WORKSPACE (made absolute): the server must see that path (a
     server on this machine, or a shared file system).
     """
-
-    def say(msg: str) -> None:
-        click.echo(f"streamwatch log: {msg}", err=True)
-
     if spec is not None:
-        if click.get_current_context().get_parameter_source("pipeline_name") != ParameterSource.DEFAULT:
-            raise UsageError("--spec and --pipeline exclude each other")
-        if duration is not None and duration <= 0:
-            raise UsageError("--duration must be > 0")
-        from streamwatch.spark.sdp_run import log_spec
-
-        sys.exit(log_spec(spec, out, duration, say))
+        _log_spec(spec, out, duration)
     try:
-        choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
-        if remote is not None:
-            from streamwatch.spark.connect import parse_remote
-
-            if master is not None:
-                raise ValueError("--remote and --master exclude each other (the Connect server has its own master)")
-            parse_remote(remote)  # the workspace is absolute: the server resolves paths against its own folder
+        choice = _checked_choice(pipeline_name, trigger, output_mode_specs, land_every, max_files, master,
+                                 workspace, remote)
     except ValueError as e:
-        say(e.args[0])
+        _say(e.args[0])
         sys.exit(ExitCode.USAGE)
-    for bad, msg in ((flush_every < 1, "--flush-every must be >= 1"),
-                     (duration is not None and duration <= 0, "--duration must be > 0"),
-                     (max_bytes is not None and max_bytes < 1, "--max-bytes must be >= 1"),
-                     (segment_seconds is not None and segment_seconds <= 0, "--segment-seconds must be > 0")):
-        if bad:
-            say(msg)
-            sys.exit(ExitCode.USAGE)
+    recording = Recording(out, flush_every, max_bytes, segment_seconds)
+    _check_numbers(recording, duration)
     from streamwatch.spark.tables import trigger_note
 
-    if trigger_note(trigger):
-        say(trigger_note(trigger))
-
-    if out not in ("-", "") and "://" not in out:  # fail before the ~10 s Spark start-up
-        try:
-            if not Path(out).parent.exists():  # a file in the way: open() says "Not a directory"
-                Path(out).parent.mkdir(parents=True, exist_ok=True)
-            open(out, "ab").close()
-        except OSError as e:
-            say(f"cannot write {out}: {e.strerror or e}")
-            sys.exit(ExitCode.UNREADABLE)
-    recording = {"flush_every": flush_every, "max_bytes": max_bytes, "segment_seconds": segment_seconds}
-    ws = choice.workspace
-    if remote is None and object_store_unavailable(ws):
-        say(object_store_unavailable(ws))
+    note = trigger_note(trigger)
+    if note:
+        _say(note)
+    _check_out_writable(out)
+    opts = LogOptions(choice, trigger, duration, land_every, max_files, recording, prometheus_port,
+                      ui=not no_ui, remote=remote)
+    unavailable = object_store_unavailable(choice.workspace) if remote is None else None
+    if unavailable:
+        _say(unavailable)
         sys.exit(ExitCode.ERRORS)
+    sys.exit(_with_kafka(opts, kafka_bootstrap, _say))
+
+
+def _log_spec(spec: str, out: str, duration: float | None) -> NoReturn:
+    """``--spec``: the Spark Declarative Pipeline run by ``spark-pipelines``; exits with its
+    status. Raises :class:`UsageError` with ``--pipeline`` or a ``--duration`` ≤ 0."""
+    if click.get_current_context().get_parameter_source("pipeline_name") != ParameterSource.DEFAULT:
+        raise UsageError("--spec and --pipeline exclude each other")
+    if duration is not None and duration <= 0:
+        raise UsageError("--duration must be > 0")
+    from streamwatch.spark.sdp_run import log_spec
+
+    sys.exit(log_spec(spec, out, duration, _say))
+
+
+def _checked_choice(pipeline_name: str, trigger: str, output_mode_specs: tuple[str, ...], land_every: float,
+                    max_files: int | None, master: str | None, workspace: str, remote: str | None) -> RunChoice:
+    """The shared options checked, and ``--remote`` (a Spark Connect URL, not with
+    ``--master``). Raises ``ValueError`` with a one-line message."""
+    choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
+    if remote is not None:
+        from streamwatch.spark.connect import parse_remote
+
+        if master is not None:
+            raise ValueError("--remote and --master exclude each other (the Connect server has its own master)")
+        parse_remote(remote)  # the workspace is absolute: the server resolves paths against its own folder
+    return choice
+
+
+def _check_numbers(recording: Recording, duration: float | None) -> None:
+    """Exits 2 with one line on stderr for the first number out of range."""
+    for bad, msg in ((recording.flush_every < 1, "--flush-every must be >= 1"),
+                     (duration is not None and duration <= 0, "--duration must be > 0"),
+                     (recording.max_bytes is not None and recording.max_bytes < 1, "--max-bytes must be >= 1"),
+                     (recording.segment_seconds is not None and recording.segment_seconds <= 0,
+                      "--segment-seconds must be > 0")):
+        if bad:
+            _say(msg)
+            sys.exit(ExitCode.USAGE)
+
+
+def _check_out_writable(out: str) -> None:
+    """A local ``--out`` is created (with its folder) before the ~10 s Spark start-up; exits 4
+    with one line when it cannot be."""
+    if out in ("-", "") or "://" in out:
+        return
+    try:
+        if not Path(out).parent.exists():  # a file in the way: open() says "Not a directory"
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "ab"):
+            pass
+    except OSError as e:
+        _say(f"cannot write {out}: {e.strerror or e}")
+        sys.exit(ExitCode.UNREADABLE)
+
+
+def _with_kafka(opts: LogOptions, kafka_bootstrap: str | None, say: Say) -> int:
+    """The run inside :func:`kafka_for` (the pipeline's broker, given or started); its exit code."""
     code: int = ExitCode.OK
     try:
-        with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
-            code = _run(choice, ws, out, trigger, duration, land_every, max_files,
-                        recording, prometheus_port, not no_ui, say, options, remote)
+        with kafka_for(opts.choice.pipeline, opts.choice.workspace, kafka_bootstrap, say) as options:
+            code = _run(opts, options, say)
     except KafkaUnavailable as e:
         say(str(e))
         code = e.exit_code
     except KeyboardInterrupt:
         say("interrupted while the Kafka broker was starting")
-    sys.exit(code)
+    return code
 
 
-def _start_spark(choice, ws, ui, remote, say):
-    """(spark, SessionInfo): a session in this process, or a Spark Connect session on
-    ``remote``; raises what they raise (``ConnectError`` for an unreachable server)."""
-    if remote is not None:
+def _start_spark(opts: LogOptions, say: Say) -> tuple[SparkSession, SessionInfo]:
+    """A session in this process, or a Spark Connect session on ``opts.remote``, and its
+    :class:`SessionInfo`; raises what they raise (``ConnectError`` for an unreachable server)."""
+    if opts.remote is not None:
         from streamwatch.spark.connect import connect_session, connect_session_info, public_url
 
-        say(f"connecting to Spark Connect at {public_url(remote)}")
-        spark = connect_session(remote)
+        say(f"connecting to Spark Connect at {public_url(opts.remote)}")
+        spark = connect_session(opts.remote)
         return spark, connect_session_info(spark)
     from streamwatch.spark.session import SessionConfig, create_session, default_master
     from streamwatch.spark.tableformat import decide_table_format
 
-    master = choice.master or default_master().strip()
+    ws = opts.choice.workspace
+    master = opts.choice.master or default_master().strip()
     say(f"starting Spark on {master} (logs: {ws.logs / 'spark.log'})")
-    return create_session(SessionConfig(workspace=ws.local, master=master, ui=ui, table_format=decide_table_format()))
+    return create_session(SessionConfig(workspace=ws.local, master=master, ui=opts.ui,
+                                        table_format=decide_table_format()))
 
 
-def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
-         prometheus_port, ui, say, options, remote=None) -> int:
-    from streamwatch.spark.tableformat import TableFormatError
-
+def _run(opts: LogOptions, options: dict[str, Any], say: Say) -> int:
+    """Start Spark, then record with SIGINT/SIGTERM stopping the queries gracefully; the
+    exit code (3 when Spark cannot start)."""
     try:
-        spark, info = _start_spark(choice, ws, ui, remote, say)
+        spark, info = _start_spark(opts, say)
     except KeyboardInterrupt:
         say("interrupted while Spark was starting")
         return ExitCode.OK
-    except (TableFormatError, Exception) as e:  # noqa: BLE001 - one line, never a traceback
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback (TableFormatError too)
         say(f"Spark could not start: {one_line(e, 1000)}")
         return ExitCode.ERRORS
     # after the SparkContext exists: pyspark installs its own SIGINT handler (cancel jobs +
@@ -183,60 +266,103 @@ def _run(choice, ws, out, trigger, duration, land_every, max_files, recording,
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-                       prometheus_port, ui, stop, say, options, remote)
+        return _record(spark, info, opts, options, stop, say)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_files, recording,
-            prometheus_port, ui, stop: threading.Event, say, options, remote=None) -> int:
-    from streamwatch.events.segments import open_recorder
-    from streamwatch.model.events import Event, ListenerStats, QueryTerminated
-    from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice, SessionInfo
-    from streamwatch.spark.live import LiveBackend
-    from streamwatch.spark.record import session_header
+class _RecordSink:
+    """The recorder as an event sink: a write failure (disk full, file too large) is said
+    once on stderr and the events after it counted; the queries keep running."""
 
-    pipeline = choice.pipeline
-    facts = {"pipeline": pipeline.name, "trigger": trigger}
-    if remote is not None:
-        from streamwatch.spark.connect import public_url
+    def __init__(self, recorder: JsonlRecorder | SegmentRecorder, out: str, say: Say) -> None:
+        self.recorder = recorder
+        self.out = out
+        self.say = say
+        self.lost_events = 0
+        self.error: str | None = None
 
-        facts["remote"] = public_url(remote)
-    try:
-        recorder = open_recorder(out, header=session_header(spark, facts), **recording)
-    except OSError as e:
-        say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
-        spark.stop()
-        return ExitCode.UNREADABLE
-    failed: list[str] = []
-    lost = {"events": 0, "error": None}
-
-    def record(obj: object) -> None:
-        """The recorder as a sink: a write failure (disk full, file too large) is said once
-        on stderr and counted; the queries keep running."""
-        if lost["error"] is not None:
-            lost["events"] += 1
+    def __call__(self, obj: object) -> None:
+        if self.error is not None:
+            self.lost_events += 1
             return
         try:
-            recorder.write(obj)
+            self.recorder.write(obj)
         except OSError as e:
-            lost["error"] = e.strerror or str(e)
-            lost["events"] += 1
-            say(f"cannot write {out}: {lost['error']} — recording stopped, the queries keep running")
+            self.error = e.strerror or str(e)
+            self.lost_events += 1
+            self.say(f"cannot write {self.out}: {self.error} — recording stopped, the queries keep running")
 
-    sinks = [record]
-    metrics = None
-    if prometheus_port is not None:
+    def close(self, stats: EventBusStats) -> bool:
+        """Write the bus's counters (unless recording stopped) and close; True when events
+        were lost (each said on stderr)."""
+        from streamwatch.model.events import ListenerStats
+
         try:
-            from streamwatch.metrics import PrometheusSink
-
-            metrics = PrometheusSink(prometheus_port)
-            sinks.append(metrics)
-            say(f"Prometheus metrics on http://127.0.0.1:{metrics.port}/metrics")
+            if self.error is None:
+                self.recorder.write(ListenerStats(published=stats.published, delivered=stats.delivered,
+                                                  dropped=stats.dropped, sink_errors=stats.sink_errors))
+            self.recorder.close()
         except OSError as e:
-            say(f"cannot serve Prometheus metrics on port {prometheus_port}: {e.strerror or e}")
+            if self.error is None:
+                self.say(f"cannot write {self.out}: {e.strerror}" if e.strerror else str(e))
+            self.error = self.error or e.strerror or str(e)
+        if self.error is not None:
+            self.say(f"{self.lost_events} events not recorded ({self.out}: {self.error})")
+        return self.error is not None
+
+
+def _remote_url(opts: LogOptions) -> str | None:
+    """``--remote`` as shown and recorded (:func:`~streamwatch.spark.connect.public_url`), or None."""
+    if opts.remote is None:
+        return None
+    from streamwatch.spark.connect import public_url
+
+    return public_url(opts.remote)
+
+
+def _open_sink(spark: SparkSession, opts: LogOptions, say: Say) -> _RecordSink | None:
+    """The recording of ``opts.recording.out`` with its header (pipeline, trigger, remote);
+    None (said on stderr) when it cannot be opened."""
+    from streamwatch.events.segments import open_recorder
+    from streamwatch.spark.record import session_header
+
+    facts = {"pipeline": opts.choice.pipeline.name, "trigger": opts.trigger}
+    remote = _remote_url(opts)
+    if remote is not None:
+        facts["remote"] = remote
+    rec = opts.recording
+    try:
+        recorder = open_recorder(rec.out, header=session_header(spark, facts), flush_every=rec.flush_every,
+                                 max_bytes=rec.max_bytes, segment_seconds=rec.segment_seconds)
+    except OSError as e:
+        say(f"cannot write {rec.out}: {e.strerror}" if e.strerror else str(e))
+        return None
+    return _RecordSink(recorder, rec.out, say)
+
+
+def _prometheus(port: int | None, say: Say) -> PrometheusSink | None:
+    """The ``--prometheus`` endpoint on 127.0.0.1:``port``; None without one or when the port
+    cannot be served (said on stderr)."""
+    if port is None:
+        return None
+    try:
+        from streamwatch.metrics import PrometheusSink
+
+        metrics = PrometheusSink(port)
+    except OSError as e:
+        say(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}")
+        return None
+    say(f"Prometheus metrics on http://127.0.0.1:{metrics.port}/metrics")
+    return metrics
+
+
+def _emitter(sinks: list[Callable[[object], None]], failed: list[str], say: Say) -> Callable[[object], None]:
+    """The backend's ``emit``: listener events to ``sinks``, a failed query's exception (one
+    line) appended to ``failed``, the runtime's notices said on stderr."""
+    from streamwatch.model.events import Event, QueryTerminated
+    from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
 
     def emit(obj: object) -> None:
         if isinstance(obj, Event):
@@ -254,56 +380,72 @@ def _record(spark, info, choice, ws, out, trigger, duration, land_every, max_fil
             say(f"{obj.query_name} not run: {obj.reason}")
         elif isinstance(obj, RuntimeNotice):
             say(obj.message)
-        elif isinstance(obj, SessionInfo):
-            pass  # the backend's view of our session; ours (with the executor count) is said below
+        # a SessionInfo is the backend's view of our session; ours (with the executor count) is said
 
-    where = f" via Spark Connect {facts['remote']}" if remote is not None else ""
+    return emit
+
+
+def _record(spark: SparkSession, info: SessionInfo, opts: LogOptions, options: dict[str, Any],
+            stop: threading.Event, say: Say) -> int:
+    """Run the pipeline's queries on ``spark`` and record their events until ``stop``, the
+    duration, or every query's end; the exit code (0, 1 a query failed, 3 the queries could
+    not start, 4 the recording could not be written)."""
+    from streamwatch.spark.live import LiveBackend
+
+    sink = _open_sink(spark, opts, say)
+    if sink is None:
+        spark.stop()
+        return ExitCode.UNREADABLE
+    failed: list[str] = []
+    sinks: list[Callable[[object], None]] = [sink]
+    metrics = _prometheus(opts.prometheus_port, say)
+    if metrics is not None:
+        sinks.append(metrics)
+    remote = _remote_url(opts)
+    where = f" via Spark Connect {remote}" if remote is not None else ""
     say(f"Spark {info.spark_version} on {info.master_description}{where}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
-    backend = LiveBackend(pipeline, ws, trigger=trigger, spark=spark, table_format=info.table_format,
-                          land_every_s=land_every, max_files=max_files, ui=ui, output_modes=choice.output_modes,
-                          options=options)
-    code = ExitCode.OK
+    backend = LiveBackend(opts.choice.pipeline, opts.choice.workspace, trigger=opts.trigger, spark=spark,
+                          table_format=info.table_format, land_every_s=opts.land_every, max_files=opts.max_files,
+                          ui=opts.ui, output_modes=opts.choice.output_modes, options=options)
+    code: int = ExitCode.OK
     try:
-        try:
-            backend.start(emit)
-        except Exception as e:  # noqa: BLE001
-            say(f"could not start the queries: {one_line(e, 1000)}")
-            code = ExitCode.ERRORS
-        deadline = None if duration is None else time.monotonic() + duration
-        while code == ExitCode.OK and not stop.wait(0.2):
-            if deadline is not None and time.monotonic() >= deadline:
-                say(f"--duration {duration:g} s reached")
-                break
-            if backend.all_finished():
-                say("every query has finished")
-                break
-        if stop.is_set():
-            say("interrupted: stopping the queries")
-        if code == ExitCode.OK and backend.start_errors:
-            code = ExitCode.ERRORS  # each was said on stderr (a RuntimeNotice) when it happened
+        code = _drive(backend, _emitter(sinks, failed, say), opts.duration, stop, say)
     finally:
         backend.stop()  # waits for Spark's (asynchronous) QueryTerminatedEvents
-        s = backend.bus.stats()
-        try:
-            if lost["error"] is None:
-                recorder.write(ListenerStats(published=s.published, delivered=s.delivered, dropped=s.dropped,
-                                             sink_errors=s.sink_errors))
-            recorder.close()
-        except OSError as e:
-            if lost["error"] is None:
-                say(f"cannot write {out}: {e.strerror}" if e.strerror else str(e))
-            lost["error"] = lost["error"] or e.strerror or str(e)
-        if lost["error"] is not None:
-            say(f"{lost['events']} events not recorded ({out}: {lost['error']})")
+        stats = backend.bus.stats()
+        if sink.close(stats):
             code = ExitCode.UNREADABLE if code == ExitCode.OK else code
         if metrics is not None:
             metrics.close()
-        try:
+        with contextlib.suppress(Exception):
             spark.stop()
-        except Exception:  # noqa: BLE001
-            pass
-        say(f"{recorder.written} events written; {s.dropped} dropped")
+        say(f"{sink.recorder.written} events written; {stats.dropped} dropped")
     if code == ExitCode.OK and failed:
         code = ExitCode.WARNINGS
+    return code
+
+
+def _drive(backend: LiveBackend, emit: Callable[[object], None], duration: float | None, stop: threading.Event,
+           say: Say) -> int:
+    """Start the queries and wait for ``stop``, ``duration`` (s) or every query's end; 3 when
+    a query could not be started (each said on stderr), else 0."""
+    code: int = ExitCode.OK
+    try:
+        backend.start(emit)
+    except Exception as e:  # noqa: BLE001
+        say(f"could not start the queries: {one_line(e, 1000)}")
+        code = ExitCode.ERRORS
+    deadline = None if duration is None else time.monotonic() + duration
+    while code == ExitCode.OK and not stop.wait(0.2):
+        if deadline is not None and time.monotonic() >= deadline:
+            say(f"--duration {duration:g} s reached")
+            break
+        if backend.all_finished():
+            say("every query has finished")
+            break
+    if stop.is_set():
+        say("interrupted: stopping the queries")
+    if code == ExitCode.OK and backend.start_errors:
+        code = ExitCode.ERRORS  # each was said on stderr (a RuntimeNotice) when it happened
     return code

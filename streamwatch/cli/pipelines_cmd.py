@@ -6,11 +6,15 @@ import os
 import sys
 from importlib.util import find_spec
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from streamwatch.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:  # the pipelines are discovered when the command runs, not for --help
+    from streamwatch.pipeline import Pipeline
 
 EPILOG = """\b
 Examples:
@@ -36,7 +40,7 @@ Exit codes:
 """
 
 
-def _describe(p) -> dict:
+def _describe(p: Pipeline) -> dict[str, Any]:
     return {
         "name": p.name,
         "description": p.description,

@@ -4,11 +4,14 @@ Spark restart, written to a copy (the original is never touched). No JVM."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from streamwatch.errors import ExitCode, StreamwatchError, UsageError
+
+if TYPE_CHECKING:  # Spark starts only for --verify
+    from streamwatch.spark.compat import SparkAnswer
 
 EPILOG = """\b
 Examples:
@@ -67,8 +70,9 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     if written is not None:
         out["applied_to"] = apply_to
         out["edited"] = written
-    if verify and written is not None:
-        out["spark"] = _verify(query, apply_to, cp.sink_path)  # type: ignore[arg-type]
+    if verify and written is not None and query and apply_to:  # --verify needs both (checked above)
+        ans = _verify(query, apply_to, cp.sink_path)
+        out["spark"] = {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
     if as_json:
         import orjson
 
@@ -81,7 +85,7 @@ def recover(path: str, show_plan: bool, apply_to: str | None, sink: str | None, 
     sys.exit(ExitCode.ERRORS if not plan.recoverable else ExitCode.WARNINGS if plan.repairs else ExitCode.OK)
 
 
-def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
+def _verify(query: str, newdir: str, sink_path: str | None) -> SparkAnswer:
     """Spark's answer: start the query with availableNow on a temporary copy of NEWDIR."""
     click.echo("--verify: starting the query on a temporary copy of the repaired checkpoint…", err=True)
     from streamwatch.cli.compat_cmd import _session
@@ -89,8 +93,7 @@ def _verify(query: str, newdir: str, sink_path: str | None) -> dict[str, Any]:
 
     spark = _session()
     writer = sc.load_writer(query, spark, search_path=".")  # QueryLoadError: exit 2
-    ans = sc.verify(writer, newdir, sink_path)
-    return {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run}
+    return sc.verify(writer, newdir, sink_path)
 
 
 def _ids(ids: list[int]) -> str:

@@ -7,7 +7,7 @@ import sys
 import click
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import check_run_options, object_store_unavailable, run_options
+from streamwatch.cli.options import RunChoice, check_run_options, object_store_unavailable, run_options
 from streamwatch.errors import ExitCode
 
 
@@ -62,28 +62,37 @@ def run(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
     try:
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
     except ValueError as e:
-        click.echo(f"streamwatch run: {e.args[0]}", err=True)
+        _say(e.args[0])
         sys.exit(ExitCode.USAGE)
+    _dashboard(choice, trigger, land_every, max_files, not no_ui, history, kafka_bootstrap)
 
+
+def _say(msg: str) -> None:
+    click.echo(f"streamwatch run: {msg}", err=True)
+
+
+def _dashboard(choice: RunChoice, trigger: str, land_every: float, max_files: int | None, ui: bool, history: int,
+               kafka_bootstrap: str | None) -> None:
+    """The dashboard on a :class:`~streamwatch.spark.live.LiveBackend` of ``choice``, inside
+    :func:`kafka_for` (the pipeline's broker); exits 3 when Spark cannot write an s3a://
+    workspace or Kafka is unavailable."""
     from streamwatch.spark.live import LiveBackend
     from streamwatch.tui.launch import run_dashboard
 
-    def say(msg: str) -> None:
-        click.echo(f"streamwatch run: {msg}", err=True)
-
     ws = choice.workspace
-    if object_store_unavailable(ws):
-        say(object_store_unavailable(ws))
+    unavailable = object_store_unavailable(ws)
+    if unavailable:
+        _say(unavailable)
         sys.exit(ExitCode.ERRORS)
     try:
-        with kafka_for(choice.pipeline, ws, kafka_bootstrap, say) as options:
+        with kafka_for(choice.pipeline, ws, kafka_bootstrap, _say) as options:
             backend = LiveBackend(
                 choice.pipeline, ws, trigger=trigger, land_every_s=land_every, max_files=max_files,
-                ui=not no_ui, master=choice.master, output_modes=choice.output_modes, options=options,
+                ui=ui, master=choice.master, output_modes=choice.output_modes, options=options,
             )
             run_dashboard(backend, history=history)
     except KafkaUnavailable as e:
-        say(str(e))
+        _say(str(e))
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        say("interrupted")
+        _say("interrupted")

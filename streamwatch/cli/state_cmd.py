@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from streamwatch.errors import ExitCode, Unreadable
 from streamwatch.state.display import jsonable, text
+
+if TYPE_CHECKING:  # the readers are imported when the command runs, not for --help
+    from streamwatch.model.findings import Finding
+    from streamwatch.state.audit import OperatorGrowth
+    from streamwatch.state.model import StateTable
+    from streamwatch.state.scan import StateStream
 
 EPILOG = """\b
 Examples:
@@ -78,7 +85,7 @@ def _rows_json(leaves: list[str], has_map: bool) -> Callable[[list[tuple[Any, ..
 
     if has_map:
         def each(rows: list[tuple[Any, ...]]) -> bytes:
-            return _ROW_SEP.join(orjson.dumps([jsonable(v, n) for n, v in zip(leaves, r)]) for r in rows)
+            return _ROW_SEP.join(orjson.dumps([jsonable(v, n) for n, v in zip(leaves, r, strict=True)]) for r in rows)
         return each
     mark = orjson.Fragment(_ROW_MARK)
     cut = len(b"," + _ROW_MARK + b"]")
@@ -89,7 +96,7 @@ def _rows_json(leaves: list[str], has_map: bool) -> Callable[[list[tuple[Any, ..
     return batch
 
 
-def _write_json_stream(out, checkpoint: str, streams) -> None:
+def _write_json_stream(out: IO[bytes], checkpoint: str, streams: Sequence[StateStream]) -> None:
     """The ``--json`` document (schema ``streamwatch.state/1``: per table its operator, store,
     variable, provider, encoding, batch, version, columns, ``rows``, ``total_rows``,
     ``partitions``, ``findings``) of :class:`~streamwatch.state.scan.StateStream` tables,
@@ -122,14 +129,14 @@ def _write_json_stream(out, checkpoint: str, streams) -> None:
     out.flush()
 
 
-def _write_csv_stream(t) -> None:
+def _write_csv_stream(t: StateStream) -> None:
     """One :class:`~streamwatch.state.scan.StateStream` as CSV on stdout, rows written as they
     are decoded (header: column names; values as display text)."""
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow([c.name for c in t.columns])
     names = [_leaf(c.name) for c in t.columns]
     for r in t.rows:
-        w.writerow([text(v, n) for n, v in zip(names, r)])
+        w.writerow([text(v, n) for n, v in zip(names, r, strict=True)])
     sys.stdout.flush()
 
 
@@ -162,7 +169,7 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _print_tables(tables) -> None:
+def _print_tables(tables: Sequence[StateTable]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -180,7 +187,7 @@ def _print_tables(tables) -> None:
                              justify="right" if c.type in ("bigint", "int", "double", "float", "smallint", "tinyint") else "left")
         names = [_leaf(c.name) for c in t.columns]
         for r in t.rows:
-            table.add_row(*(text(v, n) for n, v in zip(names, r)))
+            table.add_row(*(text(v, n) for n, v in zip(names, r, strict=True)))
         out.print(table)
         sizes = "  ".join(f"p{p.partition}: {p.rows} rows, {_human_bytes(p.file_bytes)}"
                           + (f" (snapshot {p.snapshot} + {len(p.replayed)} replayed)" if p.snapshot else f" ({len(p.replayed)} replayed)")
@@ -188,7 +195,7 @@ def _print_tables(tables) -> None:
         out.print(f"partitions: {sizes or 'none readable'}", highlight=False)
 
 
-def _audit_doc(a) -> dict:
+def _audit_doc(a: OperatorGrowth) -> dict[str, Any]:
     ev = a.evidence
     return {
         "operator": a.operator_id, "operator_name": a.name, "verdict": a.verdict,
@@ -287,72 +294,137 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
     versions (and, with --recording, the progress reports' numRowsTotal and
     numRowsRemoved per batch: rows that rise while nothing is removed grow).
     """
-    from streamwatch.state import StateReadError, read_state
-    from streamwatch.state.reader import stream_state
-
-    if as_json and as_csv:
-        click.echo("streamwatch state: use --json or --csv, not both", err=True)
-        sys.exit(ExitCode.USAGE)
-    if recording is not None and not audit:
-        click.echo("streamwatch state: --recording goes with --audit", err=True)
-        sys.exit(ExitCode.USAGE)
+    _check_combination(as_json, as_csv, audit, recording)
     if audit:
         sys.exit(_run_audit(checkpoint, recording, operator, as_json))
     if key is not None or from_batch is not None or to_batch is not None:
-        from streamwatch.cli.state_key_cmd import run_key
-
-        if key is None or as_csv or (batch is not None and (from_batch is not None or to_batch is not None)) \
-                or store not in (None, "default") or partition is not None or var is not None:
-            click.echo("streamwatch state: --from-batch/--to-batch go with --key (not with --batch); --key reads the "
-                       "default store of one --operator, its partition from the key (no --store/--partition/--var/--csv)",
-                       err=True)
-            sys.exit(ExitCode.USAGE)
-        sys.exit(run_key(checkpoint, key, operator, batch, from_batch, to_batch, as_json))
+        sys.exit(_run_key(checkpoint, key, operator, store, batch, partition, var, from_batch, to_batch,
+                          as_json, as_csv))
     ctx = click.get_current_context()
     if as_csv and ctx.get_parameter_source("limit") == click.core.ParameterSource.DEFAULT:
         limit = 0
-    try:
-        # --json and --csv write rows as they are decoded (constant memory with --limit 0)
-        reader = stream_state if as_json or as_csv else read_state
-        tables = reader(checkpoint, operator=operator, store=store, batch=batch, partition=partition,
-                        limit=limit or None, var=var)
-    except StateReadError as e:
-        nothing = _nothing_to_show(checkpoint, batch)
-        if nothing is None:
-            click.echo(f"streamwatch state: {e}", err=True)
-            sys.exit(ExitCode.UNREADABLE)
-        if as_json:
-            import orjson
-
-            doc = {"schema": "streamwatch.state/1", "checkpoint": checkpoint, "tables": [], "note": nothing}
-            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-            sys.stdout.flush()
-        else:  # stdout carries only data: a table or CSV of no rows is nothing at all
-            click.echo(f"streamwatch state: {checkpoint}: {nothing}", err=True)
-        sys.exit(EXIT_NOTHING)
-    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
-        click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
-        sys.exit(ExitCode.UNREADABLE)
-    if as_csv and len(tables) != 1:
-        which = ", ".join(f"--operator {t.operator_id} " + (f"--var {t.variable}" if t.variable else f"--store {t.store}")
-                          for t in tables)
-        click.echo(f"streamwatch state: --csv writes one table; pick one of: {which}", err=True)
-        sys.exit(ExitCode.USAGE)
+    which = _Which(checkpoint, operator, store, batch, partition, limit or None, var)
     if as_json or as_csv:
-        try:
-            if as_json:
-                sys.stdout.flush()
-                _write_json_stream(sys.stdout.buffer, checkpoint, tables)
-            else:
-                _write_csv_stream(tables[0])
-        except Exception as e:  # noqa: BLE001 - rows are decoded while written: never a traceback
-            click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
-            sys.exit(ExitCode.UNREADABLE)
-        found = [f for t in tables for f in t.stats.findings]
+        # --json and --csv write rows as they are decoded (constant memory with --limit 0)
+        found = _write_streamed(which, as_json)
     else:
+        tables = _read(which, as_json)
         _print_tables(tables)
         found = [f for t in tables for f in t.findings]
     bad = [f for f in found if f.severity == "error"]
     for f in bad:
         click.echo(f"streamwatch state: {f.code}: {f.message}", err=True)
     sys.exit(ExitCode.UNREADABLE if bad else ExitCode.OK)
+
+
+def _usage(message: str) -> NoReturn:
+    click.echo(f"streamwatch state: {message}", err=True)
+    sys.exit(ExitCode.USAGE)
+
+
+def _check_combination(as_json: bool, as_csv: bool, audit: bool, recording: str | None) -> None:
+    """Exits 2 for output options that do not go together."""
+    if as_json and as_csv:
+        _usage("use --json or --csv, not both")
+    if recording is not None and not audit:
+        _usage("--recording goes with --audit")
+
+
+def _run_key(checkpoint: str, key: str | None, operator: int | None, store: str | None, batch: int | None,
+             partition: int | None, var: str | None, from_batch: int | None, to_batch: int | None,
+             as_json: bool, as_csv: bool) -> int:
+    """``--key`` (with ``--from-batch``/``--to-batch``: its changes): exits 2 for options
+    that do not go with it; the exit status of :func:`~streamwatch.cli.state_key_cmd.run_key`."""
+    from streamwatch.cli.state_key_cmd import run_key
+
+    if key is None or as_csv or (batch is not None and (from_batch is not None or to_batch is not None)) \
+            or store not in (None, "default") or partition is not None or var is not None:
+        _usage("--from-batch/--to-batch go with --key (not with --batch); --key reads the "
+               "default store of one --operator, its partition from the key (no --store/--partition/--var/--csv)")
+    return run_key(checkpoint, key, operator, batch, from_batch, to_batch, as_json)
+
+
+@dataclass(frozen=True)
+class _Which:
+    """The tables asked for: ``checkpoint``, ``operator``, ``store``, ``batch``,
+    ``partition``, at most ``limit`` rows per table (None: all), transformWithState ``var``."""
+
+    checkpoint: str
+    operator: int | None
+    store: str | None
+    batch: int | None
+    partition: int | None
+    limit: int | None
+    var: str | None
+
+
+def _read(which: _Which, as_json: bool) -> list[StateTable]:
+    """Every row of the tables asked for, in memory (:func:`~streamwatch.state.read_state`);
+    exits 1 (nothing to show) or 4 (unreadable) when they cannot be read."""
+    from streamwatch.state import StateReadError, read_state
+
+    try:
+        return read_state(which.checkpoint, operator=which.operator, store=which.store, batch=which.batch,
+                          partition=which.partition, limit=which.limit, var=which.var)
+    except StateReadError as e:
+        _refused(which, e, as_json)
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
+        _unreadable(which.checkpoint, e)
+
+
+def _stream(which: _Which, as_json: bool) -> list[StateStream]:
+    """The tables asked for, their rows decoded as iterated
+    (:func:`~streamwatch.state.reader.stream_state`); exits as :func:`_read` does."""
+    from streamwatch.state import StateReadError
+    from streamwatch.state.reader import stream_state
+
+    try:
+        return stream_state(which.checkpoint, operator=which.operator, store=which.store, batch=which.batch,
+                            partition=which.partition, limit=which.limit, var=which.var)
+    except StateReadError as e:
+        _refused(which, e, as_json)
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
+        _unreadable(which.checkpoint, e)
+
+
+def _unreadable(checkpoint: str, e: Exception) -> NoReturn:
+    click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
+    sys.exit(ExitCode.UNREADABLE)
+
+
+def _refused(which: _Which, e: Exception, as_json: bool) -> NoReturn:
+    """The reader refused: exit 1 when the checkpoint holds no state to show (with --json a
+    document of no tables and its ``note``), else 4 with the reader's line."""
+    checkpoint = which.checkpoint
+    nothing = _nothing_to_show(checkpoint, which.batch)
+    if nothing is None:
+        click.echo(f"streamwatch state: {e}", err=True)
+        sys.exit(ExitCode.UNREADABLE)
+    if as_json:
+        import orjson
+
+        doc = {"schema": "streamwatch.state/1", "checkpoint": checkpoint, "tables": [], "note": nothing}
+        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.flush()
+    else:  # stdout carries only data: a table or CSV of no rows is nothing at all
+        click.echo(f"streamwatch state: {checkpoint}: {nothing}", err=True)
+    sys.exit(EXIT_NOTHING)
+
+
+def _write_streamed(which: _Which, as_json: bool) -> list[Finding]:
+    """--json (every table) or --csv (exactly one table, else exit 2) written as rows are
+    decoded; the tables' findings once written. Exits 4 when a row cannot be decoded."""
+    tables = _stream(which, as_json)
+    if not as_json and len(tables) != 1:
+        choices = ", ".join(f"--operator {t.operator_id} " + (f"--var {t.variable}" if t.variable else f"--store {t.store}")
+                            for t in tables)
+        _usage(f"--csv writes one table; pick one of: {choices}")
+    try:
+        if as_json:
+            sys.stdout.flush()
+            _write_json_stream(sys.stdout.buffer, which.checkpoint, tables)
+        else:
+            _write_csv_stream(tables[0])
+    except Exception as e:  # noqa: BLE001 - rows are decoded while written: never a traceback
+        _unreadable(which.checkpoint, e)
+    return [f for t in tables for f in t.stats.findings]

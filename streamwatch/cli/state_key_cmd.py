@@ -15,23 +15,23 @@ if TYPE_CHECKING:
 
 def _target_doc(t: KeyTarget) -> dict[str, Any]:
     return {"operator": t.operator_id, "operator_name": t.operator_name, "store": t.store, "provider": t.provider,
-            "key": {f.name: jsonable(v, f.name) for f, v in zip(t.schema.fields, t.values)},
+            "key": {f.name: jsonable(v, f.name) for f, v in zip(t.schema.fields, t.values, strict=True)},
             "partition": t.partition, "num_partitions": t.num_partitions,
             "value_columns": [{"name": f.name, "type": f.type.simple()} for f in t.value_schema.fields]}
 
 
 def _value_doc(t: KeyTarget, value: tuple[Any, ...] | None) -> list[Any] | None:
-    return None if value is None else [jsonable(v, f.name) for f, v in zip(t.value_schema.fields, value)]
+    return None if value is None else [jsonable(v, f.name) for f, v in zip(t.value_schema.fields, value, strict=True)]
 
 
 def _value_text(t: KeyTarget, value: tuple[Any, ...] | None) -> str:
     if value is None:
         return "–"
-    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.value_schema.fields, value))
+    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.value_schema.fields, value, strict=True))
 
 
 def _key_text(t: KeyTarget) -> str:
-    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.schema.fields, t.values))
+    return ", ".join(f"{f.name}={text(v, f.name)}" for f, v in zip(t.schema.fields, t.values, strict=True))
 
 
 def _watermark_text(ms: int | None) -> str:
@@ -56,7 +56,8 @@ def run_key(checkpoint: str, key: str, operator: int | None, batch: int | None, 
     from rich.table import Table
 
     from streamwatch.state import StateReadError
-    from streamwatch.state.keys import KeyUsageError, key_history, lookup_key
+    from streamwatch.state.keyjson import KeyUsageError
+    from streamwatch.state.keys import key_history, lookup_key
 
     history = from_batch is not None or to_batch is not None
     try:

@@ -13,18 +13,20 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import click
 
-from streamwatch.analysis.records import QueryHealth
+from streamwatch.analysis.records import QueryHealth, WatchRecord
 from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import Unreadable, UsageError
 
 if TYPE_CHECKING:  # the watch machinery is imported when a watch runs, not for --help
     from streamwatch.analysis.merge import MergedRecords
     from streamwatch.analysis.session import CheckpointWatch
+    from streamwatch.watch_metrics import WatchMetrics
 
 EPILOG = """\b
 Examples:
@@ -133,7 +135,7 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording, check, notifier))
 
 
-def _merger(recording: str | None, once: bool, poll_s: float):
+def _merger(recording: str | None, once: bool, poll_s: float) -> MergedRecords | None:
     """The recording's listener numbers (read now with --once, else followed), or None."""
     if recording is None:
         return None
@@ -170,7 +172,7 @@ class Notifier:
         import orjson
 
         body = orjson.dumps({"query": rec.query, "checkpoint": rec.checkpoint, "from": rec.previous,
-                             "to": rec.health, "reason": rec.reason, "atMs": rec.at_ms})
+                             "to": rec.health, "reason": rec.verdict.reason, "atMs": rec.at_ms})
         req = urllib.request.Request(self.url, data=body, method="POST",
                                      headers={"Content-Type": "application/json"})
         try:
@@ -183,13 +185,13 @@ class Notifier:
             self.failures += 1
 
 
-def _runs(merger: MergedRecords, watch: CheckpointWatch) -> list[QueryHealth]:
+def _runs(merger: MergedRecords, watch: CheckpointWatch) -> list[WatchRecord]:
     """The recording's run events read since the last poll handed to every watcher (its
     health window's account of runs: FAILING); the health changes they make."""
     events = merger.numbers.take_run_events()
     if not events:
         return []
-    out: list[QueryHealth] = []
+    out: list[WatchRecord] = []
     for w in watch.watchers:
         for e in events:
             w.observe_run(e)
@@ -201,14 +203,14 @@ def _exit_code(watch: CheckpointWatch, check: bool) -> int:
     """``--once``'s exit code: 1 when a query is stuck, or (``check``) its health failed."""
     if any(s.stuck for s in watch.statuses()):
         return STUCK
-    healths = [w.health.health for w in watch.watchers if w.health is not None]
+    healths = [h for w in watch.watchers if (h := w.current_health()) is not None]
     return STUCK if check and any(h in FAILED_HEALTH for h in healths) else OK
 
 
 def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool,
               recording: str | None = None, check: bool = False, notifier: Notifier | None = None) -> int:
-    import orjson
-
+    """``--log``: derive the checkpoints' records and write them (gauges, JSONL, health
+    POSTs) every ``poll_s`` s until SIGINT/SIGTERM, or once; the exit code."""
     from streamwatch.analysis.session import CheckpointWatch
 
     watch = CheckpointWatch(paths, poll_s=poll_s, history=history)
@@ -216,62 +218,113 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
     merger = _merger(recording, once, poll_s)
     if merger is not None:
         records = merger.take(records) + (merger.flush() if once else []) + _runs(merger, watch)
-    names = ", ".join(w.name for w in watch.watchers)
-    click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
-    if watch.superseded:
-        click.echo(f"streamwatch watch: not watched, superseded by a full refresh: {', '.join(watch.superseded)}",
-                   err=True)
-    stream: IO[bytes]
-    try:
-        stream = out.open("ab") if out else sys.stdout.buffer
-    except OSError as e:
-        raise Unreadable(f"cannot write {out}: {e.strerror or e}") from None
-    metrics = None
-    if port is not None:
-        from streamwatch.watch_metrics import WatchMetrics
-
-        try:
-            metrics = WatchMetrics(port)
-        except OSError as e:
-            raise Unreadable(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}") from None
-        click.echo(f"streamwatch watch: metrics at http://127.0.0.1:{metrics.port}/metrics", err=True)
+    _announce(watch)
+    outputs = _Outputs(_open_out(out), _serve_metrics(port), notifier)
     stop = threading.Event()
     previous = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         while True:
-            if metrics is not None:  # gauges first: a reader of the JSONL then finds them current
-                for r in [*records, *watch.statuses(), *watch.lags()]:
-                    metrics(r)
-            try:
-                stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in records))
-                stream.flush()
-            except OSError as e:
-                click.echo(f"streamwatch watch: cannot write: {e.strerror or e}", err=True)
+            if not outputs.publish(records, watch):
                 return UNREADABLE
-            if notifier is not None:
-                for r in records:
-                    if isinstance(r, QueryHealth):
-                        notifier(r)
             if once:
                 return _exit_code(watch, check)
             if stop.wait(poll_s):
                 if merger is not None:  # batches still waiting for their progress update
-                    stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in merger.flush()))
+                    outputs.write(merger.flush())
                 return OK
-            try:
-                records = watch.poll()
-            except Exception as e:  # a storage hiccup: say so, keep polling
-                click.echo(f"streamwatch watch: poll failed: {e}", err=True)
-                records = []
-            if merger is not None:
-                records = merger.take(records) + _runs(merger, watch)
+            records = _poll(watch, merger)
     finally:
         if merger is not None:
             merger.numbers.close()
             click.echo(f"streamwatch watch: {merger.merged} batch(es) merged with the listener's numbers", err=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if metrics is not None:
-            metrics.close()
-        if out:
-            stream.close()
+        outputs.close(owned=out is not None)
+
+
+def _announce(watch: CheckpointWatch) -> None:
+    """The checkpoints watched (and those superseded by a full refresh) on stderr."""
+    names = ", ".join(w.name for w in watch.watchers)
+    click.echo(f"streamwatch watch: {len(watch.watchers)} checkpoint(s): {names}", err=True)
+    if watch.superseded:
+        click.echo(f"streamwatch watch: not watched, superseded by a full refresh: {', '.join(watch.superseded)}",
+                   err=True)
+
+
+def _open_out(out: Path | None) -> IO[bytes]:
+    """``--out`` opened to append (stdout without it); raises :class:`Unreadable` (exit 4)."""
+    if out is None:
+        return sys.stdout.buffer
+    try:
+        return out.open("ab")  # closed by _Outputs.close
+    except OSError as e:
+        raise Unreadable(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def _serve_metrics(port: int | None) -> WatchMetrics | None:
+    """The ``--prometheus`` gauges on 127.0.0.1:``port`` (said on stderr); raises
+    :class:`Unreadable` (exit 4) when the port cannot be served."""
+    if port is None:
+        return None
+    from streamwatch.watch_metrics import WatchMetrics
+
+    try:
+        metrics = WatchMetrics(port)
+    except OSError as e:
+        raise Unreadable(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}") from None
+    click.echo(f"streamwatch watch: metrics at http://127.0.0.1:{metrics.port}/metrics", err=True)
+    return metrics
+
+
+def _poll(watch: CheckpointWatch, merger: MergedRecords | None) -> list[WatchRecord]:
+    """The records of one poll, merged with the recording's numbers; none when the poll
+    failed (a storage hiccup: said on stderr, the next poll tries again)."""
+    try:
+        records = watch.poll()
+    except Exception as e:  # noqa: BLE001 - a storage hiccup: say so, keep polling
+        click.echo(f"streamwatch watch: poll failed: {e}", err=True)
+        records = []
+    if merger is not None:
+        records = merger.take(records) + _runs(merger, watch)
+    return records
+
+
+@dataclass
+class _Outputs:
+    """Where ``--log``'s records go: the JSONL ``stream``, the Prometheus gauges, the
+    ``--notify`` POSTs of health changes."""
+
+    stream: IO[bytes]
+    metrics: WatchMetrics | None
+    notifier: Notifier | None
+
+    def write(self, records: list[WatchRecord]) -> None:
+        """The records as JSONL lines; raises ``OSError``."""
+        import orjson
+
+        self.stream.write(b"".join(orjson.dumps(r.to_dict()) + b"\n" for r in records))
+
+    def publish(self, records: list[WatchRecord], watch: CheckpointWatch) -> bool:
+        """Gauges first (a reader of the JSONL then finds them current), the JSONL, then each
+        health change POSTed; False (said on stderr) when the JSONL cannot be written."""
+        if self.metrics is not None:
+            for r in [*records, *watch.statuses(), *watch.lags()]:
+                self.metrics(r)
+        try:
+            self.write(records)
+            self.stream.flush()
+        except OSError as e:
+            click.echo(f"streamwatch watch: cannot write: {e.strerror or e}", err=True)
+            return False
+        if self.notifier is not None:
+            for r in records:
+                if isinstance(r, QueryHealth):
+                    self.notifier(r)
+        return True
+
+    def close(self, owned: bool) -> None:
+        """Stop serving the gauges; close the stream when it is ``--out`` (``owned``)."""
+        if self.metrics is not None:
+            self.metrics.close()
+        if owned:
+            self.stream.close()
