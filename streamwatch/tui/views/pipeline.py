@@ -37,11 +37,14 @@ def _ms(ms: int | None) -> str:
 def _size(n: int | None) -> str:
     if n is None:
         return "? B"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
+    if n < 1024:
+        return f"{n} B"
+    size = float(n)
+    for unit in ("KiB", "MiB", "GiB"):
+        size /= 1024
+        if size < 1024 or unit == "GiB":
+            break
+    return f"{size:.1f} {unit}"
 
 
 def short_names(names: list[str]) -> dict[str, str]:

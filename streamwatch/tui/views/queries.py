@@ -18,6 +18,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import QueryRow
@@ -124,7 +125,7 @@ class QueriesView(FilteredView, SyncTable):
                 need[c] = max(need[c], v.cell_len if isinstance(v, Text) else cell_len(str(v)))
         order, room = self._arranged
         for c in order:  # a column never shrinks while the table lives (SyncTable)
-            col = self.columns.get(c)  # type: ignore[call-overload]
+            col = self.columns.get(ColumnKey(c))
             if col is not None and c != "diagnosis":
                 need[c] = max(need[c], col.content_width)
         pad = 2 * self.cell_padding

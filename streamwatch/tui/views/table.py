@@ -11,6 +11,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.widgets.data_table import ColumnKey
 
 from streamwatch.tui.views.datatable_hook import Cell, CellHookTable, CellLines
 
@@ -363,5 +364,5 @@ class SyncTable(CellHookTable):
     def _wider(self, column: str, value: Cell) -> bool:
         """``value`` is wider than ``column`` now is (so the column must grow)."""
         width = value.cell_len if isinstance(value, Text) else cell_len(str(value))
-        col = self.columns.get(column)  # type: ignore[call-overload]
+        col = self.columns.get(ColumnKey(column))
         return col is None or width > col.content_width
