@@ -14,7 +14,8 @@ each) → ``groupBy(window(ts, 10 s), key).count()`` → the ``noop`` sink, ``av
    to the advised count with ``spark._streamingCheckpointManager.repartition``, then runs
    ``FILES`` more batches on the same checkpoint (``rocksdb repartitioned``).
 
-The arms alternate for ``ADVISE_BENCH_ROUNDS`` rounds (default 5). Per run: the median of its
+The arms alternate (reversed every other round; round 0 runs ``bad`` first, which gives the
+target) for ``ADVISE_BENCH_ROUNDS`` rounds (default 5). Per run: the median of its
 batches' ``durationMs.triggerExecution`` (Spark's own batch time, from ``recentProgress``),
 and batches per 20 s of busy time (20,000 ms × batches ÷ the sum of their batch times). Prints
 per arm the median and the min over rounds, and the ratios bad ÷ advised. Not run in CI.
@@ -29,9 +30,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.rounds import Spread, alternate, print_ratio  # noqa: E402
 
 ROUNDS = int(os.environ.get("ADVISE_BENCH_ROUNDS", "5"))
 FILES = int(os.environ.get("ADVISE_BENCH_FILES", "3"))
@@ -97,18 +101,50 @@ def report(runs: dict[str, list[Run]]) -> None:
     print(f"\n{ROUNDS} alternated rounds, {FILES} batches a run, {ROWS_PER_FILE} rows a batch; "
           "batch time = Spark's durationMs.triggerExecution")
     for arm, rs in runs.items():
-        meds = [r.median_ms for r in rs]
-        rates = [r.per_20s for r in rs]
-        print(f"  {arm:24s} partitions {rs[0].shuffle_partitions:>4}  batch ms median {statistics.median(meds):>8,.0f}"
-              f"  min {min(meds):>8,.0f}   batches/20 s median {statistics.median(rates):>6.1f}  min {min(rates):>6.1f}")
+        ms, rate = Spread.of(r.median_ms for r in rs), Spread.of(r.per_20s for r in rs)
+        print(f"  {arm:24s} partitions {rs[0].shuffle_partitions:>4}  batch ms median {ms.median:>8,.0f}"
+              f"  min {ms.min:>8,.0f}   batches/20 s median {rate.median:>6.1f}  min {rate.min:>6.1f}")
+    for slow, fast in (("bad (hdfs)", "advised (hdfs)"), ("rocksdb 200", "rocksdb repartitioned")):
+        print_ratio(f"{slow} / {fast} batch time", (r.median_ms for r in runs[slow]),
+                    (r.median_ms for r in runs[fast]))
 
-    def ratio(slow: str, fast: str) -> None:
-        m = statistics.median(r.median_ms for r in runs[slow]) / statistics.median(r.median_ms for r in runs[fast])
-        lo = min(r.median_ms for r in runs[slow]) / min(r.median_ms for r in runs[fast])
-        print(f"  ratio {slow} / {fast} batch time: {m:.1f}× (median), {lo:.1f}× (min)")
 
-    ratio("bad (hdfs)", "advised (hdfs)")
-    ratio("rocksdb 200", "rocksdb repartitioned")
+@dataclass
+class Arms:
+    """The arms on one session, each a round's job on fresh checkpoints → its runs by name.
+    ``target`` (the advised partition count) is set by the first ``bad`` run."""
+
+    spark: Any  # pyspark.sql.SparkSession
+    base: Path
+    src: Path
+    cores: int
+    target: int | None = None
+
+    def _target(self) -> int:
+        assert self.target is not None, "round 0 runs bad first: it gives the target"
+        return self.target
+
+    def bad(self, r: int) -> dict[str, Run]:
+        cp = self.base / f"bad-{r}"
+        run = run_job(self.spark, self.src, cp, BAD_PARTITIONS, HDFS)
+        if self.target is None:
+            self.target = advised_target(cp, self.cores)
+        return {"bad (hdfs)": run}
+
+    def advised(self, r: int) -> dict[str, Run]:
+        return {"advised (hdfs)": run_job(self.spark, self.src, self.base / f"advised-{r}", self._target(), HDFS)}
+
+    def rocksdb(self, r: int) -> dict[str, Run]:
+        """200 partitions on RocksDB, repartitioned offline to the target, run on again."""
+        target = self._target()
+        rsrc, rcp = self.base / f"in-rocksdb-{r}", self.base / f"rocksdb-{r}"
+        write_files(rsrc, 0, FILES)
+        before = run_job(self.spark, rsrc, rcp, BAD_PARTITIONS, ROCKSDB)
+        self.spark._streamingCheckpointManager.repartition(str(rcp), target)  # noqa: SLF001 - Spark 4.2's API
+        write_files(rsrc, FILES, FILES)
+        after = run_job(self.spark, rsrc, rcp, BAD_PARTITIONS, ROCKSDB)  # the session asks 200: the checkpoint wins
+        assert after.shuffle_partitions == target, (after.shuffle_partitions, target)
+        return {"rocksdb 200": before, "rocksdb repartitioned": after}
 
 
 def main() -> None:
@@ -124,25 +160,14 @@ def main() -> None:
                                                    shuffle_partitions=BAD_PARTITIONS,
                                                    table_format=TableFormatDecision("parquet", "bench"),
                                                    conf={"spark.sql.streaming.stateStore.maintenanceInterval": "24h"}))
-        cores = info.local_cores or 2
-        runs: dict[str, list[Run]] = {k: [] for k in ("bad (hdfs)", "advised (hdfs)", "rocksdb 200",
-                                                      "rocksdb repartitioned")}
-        target = None
+        arms = Arms(spark, base, src, info.local_cores or 2)
         try:
-            for r in range(ROUNDS):
-                bad_cp = base / f"bad-{r}"
-                runs["bad (hdfs)"].append(run_job(spark, src, bad_cp, BAD_PARTITIONS, HDFS))
-                target = target or advised_target(bad_cp, cores)
-                runs["advised (hdfs)"].append(run_job(spark, src, base / f"advised-{r}", target, HDFS))
-                rsrc, rcp = base / f"in-rocksdb-{r}", base / f"rocksdb-{r}"
-                write_files(rsrc, 0, FILES)
-                runs["rocksdb 200"].append(run_job(spark, rsrc, rcp, BAD_PARTITIONS, ROCKSDB))
-                spark._streamingCheckpointManager.repartition(str(rcp), target)  # noqa: SLF001 - Spark 4.2's API
-                write_files(rsrc, FILES, FILES)
-                after = run_job(spark, rsrc, rcp, BAD_PARTITIONS, ROCKSDB)  # the session asks 200: the checkpoint wins
-                assert after.shuffle_partitions == target, (after.shuffle_partitions, target)
-                runs["rocksdb repartitioned"].append(after)
-                print(f"  round {r + 1}/{ROUNDS} done", flush=True)
+            by_arm = alternate((arms.bad, arms.advised, arms.rocksdb), ROUNDS, lambda arm, r: arm(r))
+            runs: dict[str, list[Run]] = {}
+            for per_round in by_arm.values():
+                for named in per_round:
+                    for name, run in named.items():
+                        runs.setdefault(name, []).append(run)
             report(runs)
         finally:
             spark.stop()

@@ -35,12 +35,15 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.rounds import Spread, alternate, print_ratio  # noqa: E402
 
 ROUNDS = int(os.environ.get("ADVISE_BENCH_ROUNDS", "5"))
 BACKLOG = int(os.environ.get("ADVISE_BENCH_BACKLOG", "200"))
@@ -140,22 +143,18 @@ def report(runs: dict[str, list[Run]]) -> None:
     print(f"\n{ROUNDS} alternated rounds; backlog {BACKLOG} files of {ROWS_PER_FILE} rows; availableNow; "
           "times from Spark's progress (first batch end) and the wall clock (drain)")
     for arm, rs in runs.items():
+        first, drain = Spread.of(r.first_ms for r in rs), Spread.of(r.drain_ms for r in rs)
         print(f"  {arm:10s} files/batch {rs[0].files_per_batch[0]:>4} × {len(rs[0].batch_ms):>3}"
-              f"  first batch committed ms median {statistics.median(r.first_ms for r in rs):>8,.0f}"
-              f" min {min(r.first_ms for r in rs):>8,.0f}"
+              f"  first batch committed ms median {first.median:>8,.0f} min {first.min:>8,.0f}"
               f"  longest batch ms median {statistics.median(max(r.batch_ms) for r in rs):>8,.0f}"
-              f"  drain ms median {statistics.median(r.drain_ms for r in rs):>8,.0f}"
-              f" min {min(r.drain_ms for r in rs):>8,.0f}")
-
-    def ratio(what: str, f) -> None:
-        bad, good = runs["no limit"], runs["advised"]
-        m = statistics.median(f(r) for r in bad) / statistics.median(f(r) for r in good)
-        lo = min(f(r) for r in bad) / min(f(r) for r in good)
-        print(f"  ratio no limit / advised {what}: {m:.2f}× (median), {lo:.2f}× (min)")
-
-    ratio("time to first committed batch", lambda r: r.first_ms)
-    ratio("longest batch", lambda r: max(r.batch_ms))
-    ratio("time to drain", lambda r: r.drain_ms)
+              f"  drain ms median {drain.median:>8,.0f} min {drain.min:>8,.0f}")
+    measures: tuple[tuple[str, Callable[[Run], int]], ...] = (
+        ("time to first committed batch", lambda r: r.first_ms),
+        ("longest batch", lambda r: max(r.batch_ms)),
+        ("time to drain", lambda r: r.drain_ms))
+    bad, good = runs["no limit"], runs["advised"]
+    for what, measure in measures:
+        print_ratio(f"no limit / advised {what}", map(measure, bad), map(measure, good), digits=2)
 
 
 @dataclass
@@ -210,17 +209,15 @@ def backlog_part(spark, base: Path) -> None:
     for e in a["evidence"]:
         print(f"    evidence: {e['what']}: {e['value']} {e['unit']} ({e['source']})", flush=True)
     assert a["verdict"] == "change" and a["target"] is not None, a
-    runs: dict[str, list[Flow]] = {f"limit {FLOW_LIMIT}": [], f"advised {a['target']}": []}
-    for r_ in range(ROUNDS):
-        order = [(FLOW_LIMIT, f"limit {FLOW_LIMIT}"), (a["target"], f"advised {a['target']}")]
-        for limit, arm in order if r_ % 2 == 0 else order[::-1]:
-            runs[arm].append(flow_job(spark, base, f"flow-{limit}-{r_}", limit)[0])
-        print(f"  round {r_ + 1}/{ROUNDS} done", flush=True)
+    limits: dict[str, int] = {f"limit {FLOW_LIMIT}": FLOW_LIMIT, f"advised {a['target']}": a["target"]}
+    runs = alternate(list(limits), ROUNDS,
+                     lambda arm, r: flow_job(spark, base, f"flow-{limits[arm]}-{r}", limits[arm])[0])
     print(f"\n{ROUNDS} alternated rounds; {FLOW_START} files, then {FLOW_RATE} files/s for {FLOW_SECONDS} s; "
           "backlog at the end = files landed − files Spark read (progress numInputRows)")
     for arm, fs in runs.items():
-        print(f"  {arm:12s} backlog at end median {statistics.median(f.backlog for f in fs):>6,.0f}"
-              f" min {min(f.backlog for f in fs):>6,}  files read median {statistics.median(f.read for f in fs):>6,.0f}"
+        backlog = Spread.of(f.backlog for f in fs)
+        print(f"  {arm:12s} backlog at end median {backlog.median:>6,.0f}"
+              f" min {backlog.min:>6,.0f}  files read median {statistics.median(f.read for f in fs):>6,.0f}"
               f" of {fs[0].landed}  batches median {statistics.median(f.batches for f in fs):>4,.0f}")
     bad_b, good_b = (statistics.median(f.backlog for f in fs) for fs in runs.values())
     print(f"  backlog at end: {bad_b:,.0f} → {good_b:,.0f} files")
@@ -244,13 +241,9 @@ def main() -> None:
             target = derive_target(spark, base)
             src = base / "in"
             write_files(src, 0, BACKLOG)
-            runs: dict[str, list[Run]] = {"no limit": [], "advised": []}
-            for r in range(ROUNDS):
-                order = [("no limit", None), ("advised", target)]
-                for arm, limit in order if r % 2 == 0 else order[::-1]:
-                    runs[arm].append(run_job(spark, src, base / f"{arm.replace(' ', '-')}-{r}", limit))
-                print(f"  round {r + 1}/{ROUNDS} done", flush=True)
-            report(runs)
+            limits: dict[str, int | None] = {"no limit": None, "advised": target}
+            report(alternate(list(limits), ROUNDS,
+                             lambda arm, r: run_job(spark, src, base / f"{arm.replace(' ', '-')}-{r}", limits[arm])))
         finally:
             spark.stop()
 

@@ -26,17 +26,101 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from streamwatch.spark.listener import PublishingListener
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+VARIANTS = ("none", "record", "pyspark", "blocked")
+
+
+def _land(src: Path, files: int, rows: int) -> None:
+    """``files`` JSON-lines files of ``rows`` rows ``{"k": 0..999, "v": j}`` (seeded)."""
+    src.mkdir()
+    rnd = random.Random(7)
+    for i in range(files):
+        (src / f"f{i:04d}.json").write_text(
+            "\n".join(json.dumps({"k": rnd.randrange(1000), "v": j}) for j in range(rows)))
+
+
+@dataclass
+class _Workload:
+    """The availableNow workload over ``src`` on one session, run once per :meth:`run` call on a
+    fresh checkpoint; keeps each variant's driver CPU seconds and the blocked runs' drops."""
+
+    spark: Any  # pyspark.sql.SparkSession
+    tmp: Path
+    src: Path
+    files: int
+    listener: type[PublishingListener]
+    pyspark_route: type[PublishingListener]  # the same listener through PySpark's wrapper
+    runs: int = 0
+    cpus: dict[str, list[float]] = field(default_factory=lambda: {v: [] for v in VARIANTS})
+    drops: list[int] = field(default_factory=list)
+
+    def run(self, variant: str) -> float:
+        """Wall seconds of one run with ``variant``'s listener; checks what it recorded."""
+        import streamwatch
+        import streamwatch.spark.record as record_mod
+
+        self.runs += 1
+        rec = None
+        release = threading.Event()
+        if variant != "none":
+            record_mod.PublishingListener = self.pyspark_route if variant == "pyspark" else self.listener
+            blocked = variant == "blocked"
+            rec = streamwatch.record(self.spark, self.tmp / f"rec{self.runs}.jsonl", capacity=16 if blocked else 10_000,
+                                     sinks=(lambda e: release.wait(),) if blocked else ())
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        q = (self.spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(self.src))
+             .groupBy("k").count().writeStream.outputMode("update").format("noop")
+             .option("checkpointLocation", str(self.tmp / f"cp{self.runs}")).trigger(availableNow=True).start())
+        q.awaitTermination()
+        wall = time.perf_counter() - t0
+        self.cpus[variant].append(time.process_time() - cpu0)
+        release.set()
+        if rec is not None:
+            self._check(variant, rec)
+        return wall
+
+    def _check(self, variant: str, rec: Any) -> None:
+        stats = rec.stop()
+        if variant == "blocked":
+            assert stats.dropped >= self.files - 20 and stats.conversion_errors == 0, stats  # 16 queued
+            self.drops.append(stats.dropped)
+            return
+        assert stats.dropped == 0 and stats.conversion_errors == 0, stats
+        assert rec.listener.fallbacks == 0 or variant == "pyspark", "the one-call route failed"
+        progress = sum('"batchId"' in line for line in rec.path.read_text().splitlines())
+        assert progress >= self.files, f"{variant}: {progress} progress events recorded, expected {self.files}"
+
+
+def _print_workload(w: _Workload, walls: dict[str, list[float]], rows: int, rounds: int) -> None:
+    base = statistics.mean(walls["none"])
+    print(f"availableNow workload ({w.files} micro-batches of {rows:,} rows), {rounds} rounds, order rotated:")
+    for v, label in (("none", "no listener"), ("record", "streamwatch.record"),
+                     ("pyspark", "same recording via PySpark's listener wrapper"),
+                     ("blocked", "streamwatch.record + a sink blocked all run")):
+        m = statistics.mean(walls[v])
+        each = " ".join(f"{x:.2f}" for x in walls[v])
+        cpu = statistics.mean(w.cpus[v][-rounds:])
+        print(f"  {label:48s} {m:6.2f} s  ratio {m / base:.3f} ({100 * (m / base - 1):+.1f} %)   "
+              f"driver Python CPU {cpu:5.2f} s   runs: {each}")
+    print(f"  streamwatch.record overhead {100 * (statistics.mean(walls['record']) / base - 1):+.1f} % "
+          "(target <= +2 %)")
+    print(f"  with a blocked sink: {100 * (statistics.mean(walls['blocked']) / base - 1):+.1f} % wall time, "
+          f"{statistics.mean(w.drops):.0f} events dropped (counted) per run, the query never waited")
+
+
 def _spark_workload(tmp: Path) -> None:
     from pyspark.sql.streaming import StreamingQueryListener
 
-    import streamwatch
-    import streamwatch.spark.record as record_mod
     from streamwatch.spark.listener import PublishingListener
     from streamwatch.spark.session import SessionConfig, create_session
     from streamwatch.spark.tableformat import TableFormatDecision
@@ -49,69 +133,16 @@ def _spark_workload(tmp: Path) -> None:
                            (("BENCH_FILES", 100), ("BENCH_ROWS", 20000), ("BENCH_ROUNDS", 3)))
     spark, _ = create_session(SessionConfig(workspace=tmp, master="local[2]", ui=False, shuffle_partitions=2,
                                             table_format=TableFormatDecision("parquet", "bench")))
-    src = tmp / "in"
-    src.mkdir()
-    rnd = random.Random(7)
-    for i in range(files):
-        (src / f"f{i:04d}.json").write_text(
-            "\n".join(json.dumps({"k": rnd.randrange(1000), "v": j}) for j in range(rows)))
-
-    runs = 0
-    variants = ("none", "record", "pyspark", "blocked")
-    cpus: dict[str, list[float]] = {v: [] for v in variants}
-    drops: list[int] = []
-
-    def run(variant: str) -> float:
-        nonlocal runs
-        runs += 1
-        rec = None
-        release = threading.Event()
-        if variant != "none":
-            record_mod.PublishingListener = PySparkRoute if variant == "pyspark" else PublishingListener
-            blocked = variant == "blocked"
-            rec = streamwatch.record(spark, tmp / f"rec{runs}.jsonl", capacity=16 if blocked else 10_000,
-                                     sinks=(lambda e: release.wait(),) if blocked else ())
-        t0, cpu0 = time.perf_counter(), time.process_time()
-        q = (spark.readStream.schema("k INT, v INT").option("maxFilesPerTrigger", 1).json(str(src))
-             .groupBy("k").count().writeStream.outputMode("update").format("noop")
-             .option("checkpointLocation", str(tmp / f"cp{runs}")).trigger(availableNow=True).start())
-        q.awaitTermination()
-        wall = time.perf_counter() - t0
-        cpus[variant].append(time.process_time() - cpu0)
-        release.set()
-        if rec is not None:
-            stats = rec.stop()
-            if variant == "blocked":
-                assert stats.dropped >= files - 20 and stats.conversion_errors == 0, stats  # 16 queued
-                drops.append(stats.dropped)
-                return wall
-            assert stats.dropped == 0 and stats.conversion_errors == 0, stats
-            assert rec.listener.fallbacks == 0 or variant == "pyspark", "the one-call route failed"
-            progress = sum('"batchId"' in line for line in rec.path.read_text().splitlines())
-            assert progress >= files, f"{variant}: {progress} progress events recorded, expected {files}"
-        return wall
-
-    run("none")  # warm-up (JIT, caches)
-    walls: dict[str, list[float]] = {v: [] for v in variants}
+    _land(tmp / "in", files, rows)
+    w = _Workload(spark, tmp, tmp / "in", files, PublishingListener, PySparkRoute)
+    w.run("none")  # warm-up (JIT, caches)
+    walls: dict[str, list[float]] = {v: [] for v in VARIANTS}
     for r in range(rounds):
-        k = r % len(variants)
-        for v in variants[k:] + variants[:k]:
-            walls[v].append(run(v))
+        k = r % len(VARIANTS)
+        for v in VARIANTS[k:] + VARIANTS[:k]:
+            walls[v].append(w.run(v))
     spark.stop()
-    base = statistics.mean(walls["none"])
-    print(f"availableNow workload ({files} micro-batches of {rows:,} rows), {rounds} rounds, order rotated:")
-    for v, label in (("none", "no listener"), ("record", "streamwatch.record"),
-                     ("pyspark", "same recording via PySpark's listener wrapper"),
-                     ("blocked", "streamwatch.record + a sink blocked all run")):
-        m = statistics.mean(walls[v])
-        each = " ".join(f"{w:.2f}" for w in walls[v])
-        cpu = statistics.mean(cpus[v][-rounds:])
-        print(f"  {label:48s} {m:6.2f} s  ratio {m / base:.3f} ({100 * (m / base - 1):+.1f} %)   "
-              f"driver Python CPU {cpu:5.2f} s   runs: {each}")
-    print(f"  streamwatch.record overhead {100 * (statistics.mean(walls['record']) / base - 1):+.1f} % "
-          "(target <= +2 %)")
-    print(f"  with a blocked sink: {100 * (statistics.mean(walls['blocked']) / base - 1):+.1f} % wall time, "
-          f"{statistics.mean(drops):.0f} events dropped (counted) per run, the query never waited")
+    _print_workload(w, walls, rows, rounds)
 
 
 def _synthetic_event_log(path: Path, target_mb: int = 60) -> None:

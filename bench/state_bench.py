@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,8 +134,8 @@ def main() -> None:
                 times: dict[str, list[float]] = {k: [] for k in labels}
                 cpu: dict[str, list[float]] = {k: [] for k in labels}
                 for r in range(ROUNDS):
-                    for label, fn in zip(labels, (ours, jvm, collect, as_json)):
-                        secs, used, n = timed(lambda: fn(cp), spark)
+                    for label, fn in zip(labels, (ours, jvm, collect, as_json), strict=True):
+                        secs, used, n = timed(partial(fn, cp), spark)
                         if label != "statestore (JVM, noop)":
                             assert n == KEYS, f"{label} read {n} rows, expected {KEYS}"
                         times[label].append(secs)

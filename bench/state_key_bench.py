@@ -22,14 +22,16 @@ counted against Spark. ``KEYS`` and ``ROUNDS`` may be given as arguments.
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.rounds import Spread, arm_order, print_ratio  # noqa: E402
 
 KEYS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -94,18 +96,17 @@ def main() -> None:
                     key = f"user{(r * 7_919_993) % KEYS}"
                     answers = []
                     order = (("streamwatch --key", ours), ("statestore .where(key)", theirs))
-                    for label, fn in (order if r % 2 == 0 else order[::-1]):
-                        secs, got = timed(lambda: fn(cp, key))
+                    for label, fn in arm_order(order, r):
+                        secs, got = timed(partial(fn, cp, key))
                         times[label].append(secs)
                         answers.append(got)
                     assert answers[0] == answers[1] and answers[0] is not None, (key, answers)
                     print(f"  {name} round {r + 1}/{ROUNDS}: {key} → value {answers[0]}", flush=True)
                 print(f"\n{name}: one key of {KEYS:,}, {PARTITIONS} partitions, {ROUNDS} alternated rounds")
                 for k, v in times.items():
-                    print(f"  {k:24s} median {statistics.median(v):.3f} s   min {min(v):.3f} s")
-                ours_k, theirs_k = times["streamwatch --key"], times["statestore .where(key)"]
-                print(f"  ratio statestore / streamwatch: {statistics.median(theirs_k) / statistics.median(ours_k):.1f}× (median), "
-                      f"{min(theirs_k) / min(ours_k):.1f}× (min)")
+                    s = Spread.of(v)
+                    print(f"  {k:24s} median {s.median:.3f} s   min {s.min:.3f} s")
+                print_ratio("statestore / streamwatch", times["statestore .where(key)"], times["streamwatch --key"])
         finally:
             spark.stop()
 

@@ -11,9 +11,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamwatch.pipeline import Layer, LayerContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 CORRUPT = "_corrupt_record"
 
@@ -26,14 +30,14 @@ def check_ratios(**ratios: float) -> None:
             raise ValueError(f"{name} must be between 0 and 1, got {r}")
 
 
-def with_corrupt_column(schema):
+def with_corrupt_column(schema: StructType) -> StructType:
     """``schema`` plus the nullable string column Spark fills with a malformed record's text."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     return StructType(list(schema.fields) + [StructField(CORRUPT, StringType())])
 
 
-def file_bronze(ctx: LayerContext, source: str, fmt: str, schema, default_max_files: int, **options: Any):
+def file_bronze(ctx: LayerContext, source: str, fmt: str, schema: StructType, default_max_files: int, **options: Any) -> DataFrame:
     """Streaming read of landing ``source`` as ``fmt`` (``csv``/``json``) with ``schema`` plus
     ``_corrupt_record``; adds ``_source_file`` (the file's URI) and ``_ingested_at``.
     ``options`` are passed to the reader (``header``, ``multiLine``, ``cleanSource`` …);
@@ -56,17 +60,17 @@ def file_bronze(ctx: LayerContext, source: str, fmt: str, schema, default_max_fi
     )
 
 
-def good_rows(df):
+def good_rows(df: DataFrame) -> DataFrame:
     """Rows that parsed (no ``_corrupt_record``), without that column."""
     return df.where(f"{CORRUPT} IS NULL").drop(CORRUPT)
 
 
-def table_stream(ctx: LayerContext, table: str):
+def table_stream(ctx: LayerContext, table: str) -> DataFrame:
     """Streaming read of an upstream table, honouring ``max_files_per_trigger``."""
     return ctx.tables.read_stream(table, ctx.options.get("max_files_per_trigger"))
 
 
-def quarantine(ctx: LayerContext, bronze_table: str = "bronze"):
+def quarantine(ctx: LayerContext, bronze_table: str = "bronze") -> DataFrame:
     """Bronze's malformed rows: ``raw_record`` (the text Spark could not parse),
     ``source_file``, ``ingested_at``."""
     from pyspark.sql import functions as F

@@ -90,7 +90,9 @@ class IntervalReplay:
         data = self.data()
         written: list[Path] = []
         while len(written) < n_files and not self.exhausted:
-            lo, hi = self._cursor, self._cursor + self.interval
+            lo = self._cursor
+            assert lo is not None, "data() placed the cursor"
+            hi = lo + self.interval
             self._cursor = hi
             left = data["_sched"].searchsorted(lo, side="left")
             right = data["_sched"].searchsorted(hi, side="left")

@@ -81,6 +81,75 @@ def _source_order(progress: Any, landings: list[Path]) -> list[int]:
     return order
 
 
+#: per source (by index into the landings): the file landed in a step, or None
+Landed = list[dict[str, Any] | None]
+
+
+def _play(q: Any, landings: list[Path], steps: list[list[tuple[int, str, int, int]]]
+          ) -> tuple[list[tuple[set[int], Landed]], dict[int, Any]]:
+    """Land each step's files and let the query process them; stops the query. Returns per
+    step (the batch ids it ran, the files it landed), and every executed batch's progress
+    (indexed by batch id)."""
+    played: list[tuple[set[int], Landed]] = []
+    try:
+        seen: set[int] = set()
+        for step in steps:
+            landed: Landed = [None] * len(landings)
+            for i, fname, nrows, start in step:
+                landed[i] = _land(landings[i], fname, nrows, start)
+            q.processAllAvailable()
+            ran = set(_executed(q.recentProgress)) - seen
+            seen |= ran
+            played.append((ran, landed))
+        progress = _executed(q.recentProgress)
+    finally:
+        q.stop()
+    assert q.exception() is None, q.exception()
+    return played, progress
+
+
+def _batch_rows(p: Any, landings: list[Path], read_files: dict[str, int] | None) -> tuple[list[int], list[int]]:
+    """One batch's rows per source, and the rows per source its progress event reported.
+    The first is ``read_files`` (``input_file_name()`` → rows, counted in ``foreachBatch``)
+    summed per landing folder when given, else the progress event's own account."""
+    reported = [0] * len(landings)
+    for s, i in zip(p["sources"], _source_order(p, landings), strict=True):
+        reported[i] = int(s["numInputRows"])
+    if read_files is None:
+        return reported, reported
+    rows = [0] * len(landings)
+    for path, n in read_files.items():
+        hit = [i for i, d in enumerate(landings) if f"/{d.name}/" in path]
+        assert len(hit) == 1, (path, landings)
+        rows[hit[0]] += n
+    return rows, reported
+
+
+def _step_docs(name: str, ran: set[int], landed: Landed, progress: dict[int, Any], landings: list[Path],
+               read: dict[int, dict[str, int]] | None) -> list[dict[str, Any]]:
+    """The fixture's batch documents for one step's batches; checks each landed file was read
+    whole by exactly one batch of its step. ``read``: ``foreachBatch``'s per-file counts by
+    batch id, or None for the progress events' counts."""
+    docs = []
+    taken = [False] * len(landings)
+    for b in sorted(ran):
+        p = progress[b]
+        rows, reported = _batch_rows(p, landings, None if read is None else read.get(b, {}))
+        files: list[list[str]] = [[] for _ in landings]
+        for i, n in enumerate(rows):
+            if n:
+                f = landed[i]
+                assert f is not None and not taken[i] and f["rows"] == n, (name, b, i, n, landed)
+                files[i] = [f["name"]]
+                taken[i] = True
+        doc: dict[str, Any] = {"batchId": b, "numInputRows": rows, "files": files, "watermarkMs": _watermark_ms(p)}
+        if read is not None:
+            doc["progressNumInputRows"] = reported
+        docs.append(doc)
+    assert all(t or f is None for t, f in zip(taken, landed, strict=True)), (name, "a landed file was not read in its step", landed)
+    return docs
+
+
 def _run(spark: Any, name: str, df: Any, root: Path, landings: list[Path],
          steps: list[list[tuple[int, str, int, int]]], *, by_file: bool = False) -> dict[str, Any]:
     """Start ``df`` as query ``name``, play ``steps`` (each: (source index, file name, rows,
@@ -104,49 +173,9 @@ def _run(spark: Any, name: str, df: Any, root: Path, landings: list[Path],
     else:
         writer = df.writeStream.format("parquet").option("path", str(sink)).option("checkpointLocation", str(cp))
     q = writer.outputMode("append").queryName(name).start()
-    facts_steps: list[tuple[set[int], list[dict[str, Any] | None]]] = []
-    try:
-        seen: set[int] = set()
-        for step in steps:
-            landed: list[dict[str, Any] | None] = [None] * len(landings)
-            for i, fname, nrows, start in step:
-                landed[i] = _land(landings[i], fname, nrows, start)
-            q.processAllAvailable()
-            ran = set(_executed(q.recentProgress)) - seen
-            seen |= ran
-            facts_steps.append((ran, landed))
-        progress = _executed(q.recentProgress)
-    finally:
-        q.stop()
-    assert q.exception() is None, q.exception()
-    batches = []
-    for ran, landed in facts_steps:
-        taken = [False] * len(landings)
-        for b in sorted(ran):
-            p = progress[b]
-            rows = [0] * len(landings)
-            reported = [0] * len(landings)
-            for s, i in zip(p["sources"], _source_order(p, landings)):
-                reported[i] = int(s["numInputRows"])
-            if by_file:
-                for path, n in read.get(b, {}).items():
-                    hit = [i for i, d in enumerate(landings) if f"/{d.name}/" in path]
-                    assert len(hit) == 1, (path, landings)
-                    rows[hit[0]] += n
-            else:
-                rows = reported
-            files: list[list[str]] = [[] for _ in landings]
-            for i, n in enumerate(rows):
-                if n:
-                    f = landed[i]
-                    assert f is not None and not taken[i] and f["rows"] == n, (name, b, i, n, landed)
-                    files[i] = [f["name"]]
-                    taken[i] = True
-            doc: dict[str, Any] = {"batchId": b, "numInputRows": rows, "files": files, "watermarkMs": _watermark_ms(p)}
-            if by_file:
-                doc["progressNumInputRows"] = reported
-            batches.append(doc)
-        assert all(t or f is None for t, f in zip(taken, landed)), (name, "a landed file was not read in its step", landed)
+    played, progress = _play(q, landings, steps)
+    batches = [doc for ran, landed in played
+               for doc in _step_docs(name, ran, landed, progress, landings, read if by_file else None)]
     return {
         "query": name,
         "checkpoint": str(cp.relative_to(root)),

@@ -15,24 +15,30 @@ run``/``log`` and ``streamwatch land clicks`` keep the topic growing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import table_stream
 from .factory import TOPIC, ClicksLanding
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 WATERMARK = "10 minutes"
 WINDOW = "5 minutes"
 MAX_OFFSETS_PER_TRIGGER = 500
 
 
-def clicks_schema():
+def clicks_schema() -> StructType:
     from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
     return StructType([StructField("click_id", StringType()), StructField("user_id", StringType()),
                        StructField("page", StringType()), StructField("ts", TimestampType())])
 
 
-def bronze(ctx: LayerContext):
+def bronze(ctx: LayerContext) -> DataFrame:
     bootstrap = ctx.options.get("kafka_bootstrap")
     if not bootstrap:
         raise ValueError("the clicks pipeline needs a Kafka broker: kafka_bootstrap=HOST:PORT")
@@ -48,7 +54,7 @@ def bronze(ctx: LayerContext):
     )
 
 
-def parse(bronze_df):
+def parse(bronze_df: DataFrame) -> DataFrame:
     """Bronze rows → typed clicks (rows that are not JSON, or lack page or time, dropped)."""
     from pyspark.sql import functions as F
 
@@ -57,7 +63,7 @@ def parse(bronze_df):
         "c.click_id", "c.user_id", "c.page", "c.ts", "partition", "offset")
 
 
-def per_page(silver_df):
+def per_page(silver_df: DataFrame) -> DataFrame:
     """Clicks per 5-minute window and page."""
     from pyspark.sql import functions as F
 
@@ -65,11 +71,11 @@ def per_page(silver_df):
         F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"), "page", "clicks")
 
 
-def silver(ctx: LayerContext):
+def silver(ctx: LayerContext) -> DataFrame:
     return parse(table_stream(ctx, "bronze"))
 
 
-def gold(ctx: LayerContext):
+def gold(ctx: LayerContext) -> DataFrame:
     return per_page(table_stream(ctx, "silver").withWatermark("ts", WATERMARK))
 
 

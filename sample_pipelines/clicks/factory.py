@@ -14,10 +14,14 @@ import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from streamwatch.pipeline import KAFKA_BOOTSTRAP_FILE
 
 from ..common import check_ratios
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message
 
 TOPIC = "clicks"
 PARTITIONS = 3
@@ -49,9 +53,12 @@ def ensure_topic(bootstrap: str, topic: str = TOPIC, partitions: int = PARTITION
     within ``connect_timeout_s`` s, ``confluent_kafka.KafkaException`` when it refuses or
     the topic is not created within ``timeout_s`` s."""
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient(_client_conf(bootstrap))
+    # confluent_kafka.admin is NewTopic's documented home; its stub imports it from cimpl without re-exporting
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    # the stub types conf values as str/int/float/bool; the client also takes a logging.Logger as 'logger'
+    admin = AdminClient(_client_conf(bootstrap))  # type: ignore[arg-type]
     try:
         topics = admin.list_topics(timeout=min(timeout_s, connect_timeout_s)).topics
     except KafkaException as e:
@@ -91,12 +98,14 @@ class ClicksProducer:
         #: partition → (first, last) offset acknowledged by the broker in this call
         self.last_offsets: dict[int, tuple[int, int]] = {}
 
-        def on_delivery(err, msg) -> None:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
             if err is not None:
                 failed.append(str(err))
                 return
-            first, _last = self.last_offsets.get(msg.partition(), (msg.offset(), msg.offset()))
-            self.last_offsets[msg.partition()] = (min(first, msg.offset()), max(_last, msg.offset()))
+            partition, offset = msg.partition(), msg.offset()
+            assert partition is not None and offset is not None, "a delivered message has both"
+            first, _last = self.last_offsets.get(partition, (offset, offset))
+            self.last_offsets[partition] = (min(first, offset), max(_last, offset))
 
         for _ in range(n):
             i = self.produced
@@ -142,10 +151,11 @@ class ClicksLanding:
                  timeout_s: float = 30.0) -> None:
         check_ratios(late_ratio=late_ratio, bad_ratio=bad_ratio)
         self.directory = Path(directory)
-        self.bootstrap = bootstrap or recorded_bootstrap(self.directory)
-        if not self.bootstrap:
+        known = bootstrap or recorded_bootstrap(self.directory)
+        if not known:
             raise ValueError(f"no Kafka broker known for {self.directory}: pass --kafka-bootstrap HOST:PORT, "
                              "or run `streamwatch run/log --pipeline clicks` on this workspace")
+        self.bootstrap: str = known
         self.late_ratio, self.bad_ratio = late_ratio, bad_ratio
         self.events_per_file, self.timeout_s = events_per_file, timeout_s
 

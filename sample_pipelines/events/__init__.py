@@ -23,11 +23,17 @@ events --sdp-project DIR``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import file_bronze, good_rows, quarantine_layer, table_stream
 from .factory import EventsFactory
 from .sdp import write_project
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 MAX_FILES_PER_TRIGGER = 10
 VIEW = "events_silver"
@@ -43,27 +49,27 @@ GROUP BY action, window(time, '1 hour', '15 minutes')
 """
 
 
-def events_schema():
+def events_schema() -> StructType:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     return StructType([StructField("time", LongType()), StructField("action", StringType())])
 
 
-def bronze(ctx: LayerContext):
+def bronze(ctx: LayerContext) -> DataFrame:
     return file_bronze(ctx, "events", "json", events_schema(), MAX_FILES_PER_TRIGGER)
 
 
-def silver_transform(bronze_df):
+def silver_transform(bronze_df: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     return bronze_df.select(F.timestamp_seconds("time").alias("time"), "action", "_source_file")
 
 
-def silver(ctx: LayerContext):
+def silver(ctx: LayerContext) -> DataFrame:
     return silver_transform(good_rows(table_stream(ctx, "bronze")))
 
 
-def _sql_gold(ctx: LayerContext, sql: str):
+def _sql_gold(ctx: LayerContext, sql: str) -> DataFrame:
     table_stream(ctx, "silver").createOrReplaceTempView(VIEW)
     return ctx.spark.sql(sql.format(view=VIEW))
 

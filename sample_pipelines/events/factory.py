@@ -62,7 +62,7 @@ class EventsFactory(IntervalReplay):
         import numpy as np
         rng = np.random.default_rng([self.seed, int(lo.timestamp())])
         lines = []
-        for t, action in zip(rows["time"], rows["action"]):
+        for t, action in zip(rows["time"], rows["action"], strict=True):
             if self.bad_ratio and rng.random() < self.bad_ratio:
                 lines.append('{"time": "noon", "action": "Open"}' if rng.random() < 0.5 else '{"time": 14695')
             else:

@@ -16,18 +16,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import file_bronze, good_rows, quarantine_layer, table_stream
 from .factory import FlightsFactory
 from .weather import WeatherFactory, enrich, weather_schema
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
 WATERMARK = "1 hour"
 WINDOW = "1 hour"
 MAX_FILES_PER_TRIGGER = 10
 
 
-def flights_schema():
+def flights_schema() -> StructType:
     from pyspark.sql.types import DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
     ints = ["year", "month", "day"]
@@ -62,17 +68,17 @@ def setup(ctx: LayerContext) -> None:
     ctx.tables.write_static(df, "airlines")
 
 
-def bronze(ctx: LayerContext):
+def bronze(ctx: LayerContext) -> DataFrame:
     """Every landed line: typed columns, ``_corrupt_record`` (malformed lines), source file."""
     return file_bronze(ctx, "flights", "csv", flights_schema(), MAX_FILES_PER_TRIGGER, header="true")
 
 
-def weather(ctx: LayerContext):
+def weather(ctx: LayerContext) -> DataFrame:
     """Hourly weather observations as landed (CSV, explicit schema)."""
     return good_rows(file_bronze(ctx, "weather", "csv", weather_schema(), MAX_FILES_PER_TRIGGER, header="true"))
 
 
-def silver_transform(bronze_df, airlines_df):
+def silver_transform(bronze_df: DataFrame, airlines_df: DataFrame) -> DataFrame:
     """Shared by the streaming layer and the batch recomputation in the tests."""
     from pyspark.sql import functions as F
 
@@ -90,15 +96,15 @@ def silver_transform(bronze_df, airlines_df):
     )
 
 
-def silver(ctx: LayerContext):
+def silver(ctx: LayerContext) -> DataFrame:
     return silver_transform(good_rows(table_stream(ctx, "bronze")), ctx.tables.read("airlines"))
 
 
-def flights_weather(ctx: LayerContext):
+def flights_weather(ctx: LayerContext) -> DataFrame:
     return enrich(table_stream(ctx, "silver"), table_stream(ctx, "weather"))
 
 
-def gold_aggregate(silver_df):
+def gold_aggregate(silver_df: DataFrame) -> DataFrame:
     """Per 1-hour window of scheduled departure and carrier: flights, mean/max delay (min)."""
     from pyspark.sql import functions as F
 
@@ -117,7 +123,7 @@ def gold_aggregate(silver_df):
     )
 
 
-def gold(ctx: LayerContext):
+def gold(ctx: LayerContext) -> DataFrame:
     return gold_aggregate(table_stream(ctx, "silver").withWatermark("sched_dep_ts", WATERMARK))
 
 

@@ -139,14 +139,14 @@ class FlightsFactory(IntervalReplay):
 
     def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
         import pandas as pd
-        text = rows.to_csv(index=False)
+        text: str = rows.to_csv(index=False)  # no path given: the CSV text
         if self.bad_ratio <= 0:
             return text
         header, *lines = text.splitlines()
         rng = self._rng(lo + pd.Timedelta(seconds=1))
         bad = rng.random(len(lines)) < self.bad_ratio
         kinds = rng.integers(0, 3, len(lines))
-        out = [_bad_line(line, int(k)) if b else line for line, b, k in zip(lines, bad, kinds)]
+        out = [_bad_line(line, int(k)) if b else line for line, b, k in zip(lines, bad, kinds, strict=True)]
         return "\n".join([header, *out]) + "\n"
 
     def before_landing(self, lo: pd.Timestamp) -> None:

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 # layers and tables, as `inspect` and `lineage` do) must not load them (~0.5 s)
 if TYPE_CHECKING:
     import pandas as pd
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 from ..replay import IntervalReplay
 
@@ -29,7 +31,7 @@ FLIGHTS_WATERMARK = "1 hour"
 WEATHER_WATERMARK = "2 hours"
 
 
-def weather_schema():
+def weather_schema() -> StructType:
     from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
 
     ints = {"year", "month", "day", "hour"}
@@ -58,10 +60,11 @@ class WeatherFactory(IntervalReplay):
         return df.sort_values(["_sched", "origin"], kind="stable").reset_index(drop=True)
 
     def render(self, rows: pd.DataFrame, lo: pd.Timestamp) -> str:
-        return rows[WEATHER_COLUMNS].to_csv(index=False)
+        text: str = rows[WEATHER_COLUMNS].to_csv(index=False)  # no path given: the CSV text
+        return text
 
 
-def weather_typed(weather_df):
+def weather_typed(weather_df: DataFrame) -> DataFrame:
     """Weather rows with ``weather_hour`` (UTC timestamp of the observation hour)."""
     from pyspark.sql import functions as F
 
@@ -70,7 +73,7 @@ def weather_typed(weather_df):
     ).select("origin", "weather_hour", "temp", "humid", "wind_speed", "precip", "visib")
 
 
-def enrich(silver_df, weather_df, *, streaming: bool = True):
+def enrich(silver_df: DataFrame, weather_df: DataFrame, *, streaming: bool = True) -> DataFrame:
     """Inner join of departed flights and weather on origin and scheduled hour. With
     ``streaming`` the watermarks are set on both sides' hour columns (the batch
     recomputation in the tests passes ``streaming=False``)."""

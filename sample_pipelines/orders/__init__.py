@@ -18,17 +18,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import file_bronze, good_rows, quarantine_layer, table_stream
 from .factory import OrdersFactory
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 WATERMARK = "1 hour"
 WINDOW = "1 hour"
 MAX_FILES_PER_TRIGGER = 5
 
 
-def orders_schema():
+def orders_schema() -> StructType:
     from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType, TimestampType
 
     s = StringType()
@@ -46,7 +52,7 @@ def orders_schema():
     ])
 
 
-def bronze(ctx: LayerContext):
+def bronze(ctx: LayerContext) -> DataFrame:
     return file_bronze(
         ctx, "orders", "json", orders_schema(), MAX_FILES_PER_TRIGGER,
         multiLine="true", cleanSource="archive",
@@ -54,7 +60,7 @@ def bronze(ctx: LayerContext):
     )
 
 
-def deduplicated(orders_df, *, streaming: bool = True):
+def deduplicated(orders_df: DataFrame, *, streaming: bool = True) -> DataFrame:
     """Good orders with ``order_ts``, each ``order_id`` once (within the watermark)."""
     df = orders_df.withColumnRenamed("timestamp", "order_ts")
     if streaming:
@@ -62,7 +68,7 @@ def deduplicated(orders_df, *, streaming: bool = True):
     return df.dropDuplicates(["order_id"])
 
 
-def order_lines(orders_df):
+def order_lines(orders_df: DataFrame) -> DataFrame:
     """One row per order item (``explode_outer``: orders without items keep one row)."""
     from pyspark.sql import functions as F
 
@@ -84,7 +90,7 @@ def order_lines(orders_df):
     ).drop("item")
 
 
-def order_metadata(orders_df):
+def order_metadata(orders_df: DataFrame) -> DataFrame:
     """One row per metadata key/value pair (``explode_outer``: null metadata keeps a row)."""
     from pyspark.sql import functions as F
 
@@ -92,7 +98,7 @@ def order_metadata(orders_df):
         "order_id", "order_ts", F.col("kv.key").alias("meta_key"), F.col("kv.value").alias("meta_value"))
 
 
-def revenue(lines_df):
+def revenue(lines_df: DataFrame) -> DataFrame:
     """Per 1-hour window of order time and country: revenue, items, order lines."""
     from pyspark.sql import functions as F
 
@@ -104,7 +110,7 @@ def revenue(lines_df):
              "country", "revenue", "items", "lines")
 
 
-def summary(lines_df):
+def summary(lines_df: DataFrame) -> DataFrame:
     """Per payment method, all time: revenue, items, order lines."""
     from pyspark.sql import functions as F
 
@@ -115,19 +121,19 @@ def summary(lines_df):
     )
 
 
-def silver(ctx: LayerContext):
+def silver(ctx: LayerContext) -> DataFrame:
     return order_lines(deduplicated(good_rows(table_stream(ctx, "bronze"))))
 
 
-def silver_metadata(ctx: LayerContext):
+def silver_metadata(ctx: LayerContext) -> DataFrame:
     return order_metadata(deduplicated(good_rows(table_stream(ctx, "bronze"))))
 
 
-def gold_revenue(ctx: LayerContext):
+def gold_revenue(ctx: LayerContext) -> DataFrame:
     return revenue(table_stream(ctx, "silver").withWatermark("order_ts", WATERMARK))
 
 
-def gold_summary(ctx: LayerContext):
+def gold_summary(ctx: LayerContext) -> DataFrame:
     return summary(table_stream(ctx, "silver"))
 
 

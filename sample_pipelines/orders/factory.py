@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 # numpy is imported where orders are made: reading the pipeline's definition must not load it
 from ..common import check_ratios
@@ -41,7 +42,7 @@ METHODS = ["card", "paypal", "transfer", "voucher"]
 TOTAL_FILES = 2000
 
 
-def make_order(seed: int, file_no: int, i: int, minutes_per_file: int) -> dict:
+def make_order(seed: int, file_no: int, i: int, minutes_per_file: int) -> dict[str, Any]:
     """The ``i``-th order of file ``file_no`` (pure function of its arguments)."""
     import numpy as np
     rng = np.random.default_rng([seed, file_no, i])
@@ -75,7 +76,7 @@ def make_order(seed: int, file_no: int, i: int, minutes_per_file: int) -> dict:
     }
 
 
-def _malformed(order: dict, kind: int) -> str:
+def _malformed(order: dict[str, Any], kind: int) -> str:
     if kind == 0:  # wrong type: a text where an item's quantity (an int) belongs
         order = json.loads(json.dumps(order))
         order["items"] = order["items"] or [{"item_id": "x", "product_name": "x", "quantity": 1, "price": 1.0}]
@@ -116,7 +117,7 @@ class OrdersFactory:
     def exhausted(self) -> bool:
         return self.next_file > TOTAL_FILES
 
-    def orders(self, file_no: int) -> list[dict]:
+    def orders(self, file_no: int) -> list[dict[str, Any]]:
         return [make_order(self.seed, file_no, i, self.minutes_per_file) for i in range(self.orders_per_file)]
 
     def parts(self, file_no: int) -> list[tuple[str, str]]:
@@ -125,7 +126,8 @@ class OrdersFactory:
         ones): (file name, text) each, a pure function of the factory's settings."""
         import numpy as np
         rng = np.random.default_rng([self.seed, file_no, 999])
-        good, bad = [], []
+        good: list[dict[str, Any]] = []
+        bad: list[dict[str, Any]] = []
         for order in self.orders(file_no):
             (bad if rng.random() < self.bad_ratio else good).append(order)
         if file_no > 1 and self.dup_ratio > 0:

@@ -22,10 +22,16 @@ transformWithState runs only on the RocksDB state store: the gold layer asks for
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamwatch.pipeline import LandingSource, Layer, LayerContext, Pipeline
 
 from ..common import file_bronze, good_rows, quarantine_layer, table_stream
 from .factory import ViewsFactory
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 MAX_FILES_PER_TRIGGER = 12
 GAP_MS = 30 * 60 * 1000
@@ -37,25 +43,25 @@ SESSIONS_SCHEMA = ("user STRING, session_start TIMESTAMP, session_end TIMESTAMP,
                    "distinct_pages LONG, closed_by STRING")
 
 
-def views_schema():
+def views_schema() -> StructType:
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     return StructType([StructField("time", LongType()), StructField("user", StringType()),
                        StructField("page", StringType())])
 
 
-def bronze(ctx: LayerContext):
+def bronze(ctx: LayerContext) -> DataFrame:
     return file_bronze(ctx, "views", "json", views_schema(), MAX_FILES_PER_TRIGGER)
 
 
-def silver(ctx: LayerContext):
+def silver(ctx: LayerContext) -> DataFrame:
     from pyspark.sql import functions as F
 
     return good_rows(table_stream(ctx, "bronze")).select(
         F.timestamp_seconds("time").alias("time"), "user", "page", "_source_file")
 
 
-def sessionize(silver_df, idle_ms: int = IDLE_MS):
+def sessionize(silver_df: DataFrame, idle_ms: int = IDLE_MS) -> DataFrame:
     """Silver page views → closed sessions (``SESSIONS_SCHEMA``) through the stateful
     processor in processing-time mode; ``idle_ms`` is the idle timer (ms of wall clock)."""
     from .processor import SessionProcessor
@@ -67,7 +73,7 @@ def sessionize(silver_df, idle_ms: int = IDLE_MS):
     )
 
 
-def gold(ctx: LayerContext):
+def gold(ctx: LayerContext) -> DataFrame:
     return sessionize(table_stream(ctx, "silver"), int(ctx.options.get("session_idle_ms") or IDLE_MS))
 
 

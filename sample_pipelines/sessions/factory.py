@@ -70,7 +70,7 @@ class ViewsFactory(IntervalReplay):
         import numpy as np
         rng = np.random.default_rng([self.seed, int(lo.timestamp())])
         lines = []
-        for t, user, page in zip(rows["time"], rows["user"], rows["page"]):
+        for t, user, page in zip(rows["time"], rows["user"], rows["page"], strict=True):
             if self.bad_ratio and rng.random() < self.bad_ratio:
                 lines.append('{"time": 17, "user": ')
             else:

@@ -38,7 +38,9 @@ class SessionProcessor(StatefulProcessor):
         self.pages = handle.getListState("pages", "page STRING", TTL_MS)
 
     def _closed(self, user: str, closed_by: str) -> pd.DataFrame:
-        start, last, views = self.session.get()
+        session = self.session.get()
+        assert session is not None, "callers close an open session only (exists() checked)"
+        start, last, views = session
         pages = {row[0] for row in self.pages.get()}
         self.session.clear()
         self.pages.clear()
@@ -52,7 +54,7 @@ class SessionProcessor(StatefulProcessor):
         current = self.session.get() if self.session.exists() else None
         for timer in list(self.handle.listTimers()):
             self.handle.deleteTimer(timer)
-        for t, page in zip(views["time"], views["page"]):
+        for t, page in zip(views["time"], views["page"], strict=True):
             ms = int(pd.Timestamp(t).value // 1_000_000)
             if current is not None and ms - int(current[1]) > GAP_MS:
                 out.append(self._closed(user, "gap"))

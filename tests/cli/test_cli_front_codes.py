@@ -228,9 +228,9 @@ def test_kafka_connector_jars_missing_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAMWATCH_JARS", str(tmp_path / "no-jars"))
     why = kafka_connector_missing()
     assert why is not None and str(tmp_path / "no-jars") in why and "\n" not in why
-    with pytest.raises(KafkaUnavailable) as e:
-        with kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, lambda _: None):
-            pass
+    with (pytest.raises(KafkaUnavailable) as e,
+          kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, lambda _: None)):
+        pass
     assert e.value.exit_code == 3 and "pipeline 'clicks' reads Kafka" in str(e.value)
 
 
@@ -249,9 +249,9 @@ def test_no_broker_jars_says_pass_kafka_bootstrap(tmp_path, monkeypatch):
     os.symlink(ROOT / ".jars" / "spark", jars / "spark")
     monkeypatch.setenv("STREAMWATCH_JARS", str(jars))
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(KafkaUnavailable) as e:
-        with kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, lambda _: None):
-            pass
+    with (pytest.raises(KafkaUnavailable) as e,
+          kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, lambda _: None)):
+        pass
     assert "needs a Kafka broker" in str(e.value) and "--kafka-bootstrap HOST:PORT" in str(e.value)
     assert signal.getsignal(signal.SIGTERM) == before
 
@@ -275,9 +275,9 @@ def test_a_broker_that_cannot_start_is_kafka_unavailable_and_sigterm_restored(tm
     monkeypatch.setenv("STREAMWATCH_JARS", str(jars))
     said: list[str] = []
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(KafkaUnavailable) as e:
-        with kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, said.append):
-            pass
+    with (pytest.raises(KafkaUnavailable) as e,
+          kafka_for(get_pipeline("clicks"), Workspace(tmp_path), None, said.append)):
+        pass
     assert str(e.value).startswith("the Kafka broker did not start: kafka storage format failed: ")
     assert "\n" not in str(e.value)
     assert said == ["starting a single-node Kafka broker (KRaft) on 127.0.0.1 …"]

@@ -89,7 +89,7 @@ def _cp(root: Path, batches: int, commits: int) -> Path:
     (root / "commits").mkdir()
     (root / "metadata").write_text('{"id":"q-1"}')
     for b in range(batches):
-        (root / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{"spark.sql.shuffle.partitions":"2","fs.s3a.secret.key":"hunter2"}}\n{"logOffset":%d}' % (b, b))
+        (root / "offsets" / str(b)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":{b},"conf":{{"spark.sql.shuffle.partitions":"2","fs.s3a.secret.key":"hunter2"}}}}\n{{"logOffset":{b}}}')
     for b in range(commits):
         (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     return root

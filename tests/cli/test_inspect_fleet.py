@@ -20,9 +20,9 @@ EMPTY_DELTA = lz4java(b"\xff\xff\xff\xff")
 def _cp(root: Path, batches: int, commits: int) -> Path:
     (root / "offsets").mkdir(parents=True)
     (root / "commits").mkdir()
-    (root / "metadata").write_text('{"id":"%s"}' % root.name)
+    (root / "metadata").write_text(f'{{"id":"{root.name}"}}')
     for b in range(batches):
-        (root / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{"spark.sql.shuffle.partitions":"2"}}\n{"logOffset":%d}' % (b, b))
+        (root / "offsets" / str(b)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":{b},"conf":{{"spark.sql.shuffle.partitions":"2"}}}}\n{{"logOffset":{b}}}')
     for b in range(commits):
         (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     for v in range(1, commits + 1):

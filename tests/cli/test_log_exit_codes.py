@@ -142,7 +142,7 @@ def test_sigterm_stops_every_query_and_prometheus_is_scraped_while_it_runs(tmp_p
                     batches[r["event"]["name"]] = max(batches.get(r["event"]["name"], -1), r["event"]["batchId"])
         text = urllib.request.urlopen(url, timeout=30).read().decode()
         for name, batch in batches.items():  # the gauge is at least the batch we saw before scraping
-            m = re.search(r'^streamwatch_batch_id\{[^}]*query="%s"[^}]*\} (\S+)$' % re.escape(name), text, re.M)
+            m = re.search(rf'^streamwatch_batch_id\{{[^}}]*query="{re.escape(name)}"[^}}]*\}} (\S+)$', text, re.M)
             assert m, f"no streamwatch_batch_id for {name}:\n{text[:2000]}"
             assert float(m[1]) >= batch
         assert "streamwatch_input_rows_per_second" in text and "streamwatch_batch_duration_ms" in text

@@ -7,7 +7,6 @@ file-source log does not name, counted here by listing the folder and reading th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,25 +17,17 @@ import orjson
 import pytest
 
 from streamwatch.checkpoint.sdp import SdpFlow, is_table_folder
+from tests.helpers.scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[2]
 SW = str(Path(sys.executable).parent / "streamwatch")
 ROWS = [{"k": 0, "v": 0}, {"k": 1, "v": 10}, {"k": 2, "v": 20}]
-
-
-def _fixture_script():
-    spec = importlib.util.spec_from_file_location("sdp_fixture", ROOT / "scripts" / "sdp_fixture.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def storage(tmp_path_factory):
     """A real pipeline's folders after `run`, then a landed file and `run --refresh bronze`."""
     pytest.importorskip("yaml")
-    fixture = _fixture_script()
+    fixture = load_script("sdp_fixture")
     base = tmp_path_factory.mktemp("sdp-watch")
     spec = fixture.write_project(base, ROWS)
     proj = spec.parent

@@ -43,7 +43,7 @@ def _commands(root: str) -> dict[str, list[str]]:
 
 def _run_all(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, Any]:
     with ThreadPoolExecutor(PARALLEL) as pool:
-        done = dict(zip(commands, pool.map(lambda a: run_cli(a, env), commands.values())))
+        done = dict(zip(commands, pool.map(lambda a: run_cli(a, env), commands.values()), strict=True))
     return done
 
 

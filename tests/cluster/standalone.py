@@ -4,6 +4,7 @@ each in its own process group so that teardown can stop them and their executors
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -66,11 +67,10 @@ class StandaloneCluster:
         return cluster_env(self.work)
 
     def _spawn(self, name: str, *args: str) -> subprocess.Popen:
-        log = open(self.work / f"{name}.out", "ab")
         cmd = [str(spark_home() / "bin" / "spark-class"), *args]
-        p = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
-        log.close()
+        with open(self.work / f"{name}.out", "ab") as log:  # the child holds its own copy of the descriptor
+            p = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True)
         self.procs.append(p)
         return p
 
@@ -112,16 +112,12 @@ class StandaloneCluster:
         SIGKILL what is still alive after 10 s."""
         for p in reversed(self.procs):
             if p.poll() is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
         for p in reversed(self.procs):
             try:
                 p.wait(10)
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 p.wait(5)

@@ -68,10 +68,8 @@ def connect_server(workdir: Path, start_timeout_s: float = 300.0, env: dict[str,
             pytest.fail(f"the Spark Connect server did not start (exit {proc.poll()}):\n{tail}")
         yield url
     finally:
-        try:
+        with contextlib.suppress(OSError):
             proc.stdin.close()
-        except OSError:
-            pass
         try:
             proc.wait(60)
         except subprocess.TimeoutExpired:

@@ -9,9 +9,9 @@ Spark wrote them, which differs from where a committed fixture is read."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import posixpath
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,17 +26,12 @@ from streamwatch.checkpoint import read_checkpoint
 from streamwatch.checkpoint.ops.diff import at_batch, diff
 from streamwatch.cli import main
 from streamwatch.model.runtime import QueryPlan, RunPlan
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.scripts import load_script
 
 
 def generator() -> ModuleType:
     """``scripts/source_batches_fixture.py`` as a module (it is no package)."""
-    spec = importlib.util.spec_from_file_location("source_batches_fixture", ROOT / "scripts" / "source_batches_fixture.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("source_batches_fixture")
 
 
 def name(path: str) -> str:
@@ -54,7 +49,7 @@ def assert_scenario_is_telling(facts: dict[str, Any]) -> None:
     log then lags the query's batch ids) and batches that read one source of two."""
     windowed, union = (next(q for q in facts["queries"] if q["query"] == n) for n in ("windowed", "union"))
     rows = [sum(b["numInputRows"]) for b in windowed["batches"]]
-    assert rows.count(0) >= 2 and any(r == 0 and later for r, later in zip(rows, rows[1:])), rows
+    assert rows.count(0) >= 2 and any(r == 0 and later for r, later in pairwise(rows)), rows
     one_side = [b for b in union["batches"] if sum(1 for n in b["numInputRows"] if n) == 1]
     assert {tuple(bool(n) for n in b["numInputRows"]) for b in one_side} == {(True, False), (False, True)}, union["batches"]
 

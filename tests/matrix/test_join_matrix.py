@@ -62,7 +62,7 @@ def _value(v: Any) -> Any:
 
 def _api_rows(table, drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     names = [c.name for c in table.columns]
-    return [{n: _value(x) for n, x in zip(names, r) if n not in drop} for r in table.rows]
+    return [{n: _value(x) for n, x in zip(names, r, strict=True) if n not in drop} for r in table.rows]
 
 
 def _spark_rows(rows: list[dict[str, Any]], drop: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -113,7 +113,7 @@ def test_the_cli_reads_both_sides_of_a_virtual_column_family_join(version, name)
         assert not t["findings"], t["findings"]
         assert t["operator_name"] == "symmetricHashJoin" and t["total_rows"] == len(t["rows"])
         names = [c["name"] for c in t["columns"]]
-        rows = [dict(zip(names, row)) for row in t["rows"]]
+        rows = [dict(zip(names, row, strict=True)) for row in t["rows"]]
         # the same query wrote the same buffered rows in format 2 (join_rocks): Spark's rows
         reference = _store_facts(version, "join_rocks", joinSide=side) or _store_facts(version, name, joinSide=side)
         assert reference is not None and "rows" in reference

@@ -33,5 +33,5 @@ def test_each_key_is_where_spark_put_it_with_sparks_value(version, name, case, s
         got = lookup_key(cp, json.dumps(row["key"]), operator=operator)
         assert got.target.partition == row["partition_id"], (row, got.target)
         assert got.value is not None, row
-        ours: dict[str, Any] = {f.name: _norm(x) for f, x in zip(got.target.value_schema.fields, got.value)}
+        ours: dict[str, Any] = {f.name: _norm(x) for f, x in zip(got.target.value_schema.fields, got.value, strict=True)}
         assert ours == row["value"], (row, ours)

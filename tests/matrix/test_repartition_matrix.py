@@ -190,7 +190,7 @@ def test_an_interrupted_rocksdb_repartition_is_unfinished(tmp_path):
 
 
 @pytest.mark.parametrize(("version", "name", "case"), [c for c in CASES if _spark_done(c[2])],
-                         ids=[i for i, c in zip(IDS, CASES) if _spark_done(c[2])])
+                         ids=[i for i, c in zip(IDS, CASES, strict=True) if _spark_done(c[2])])
 def test_state_before_a_repartition_reads_the_partitions_of_then(version, name, case, unchanged):
     path = str(unchanged(_cp(version, case)))
     before = case["progress"][-1]["stateOperators"][0]["numShufflePartitions"]

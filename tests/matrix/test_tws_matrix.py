@@ -19,6 +19,7 @@ import json
 import shutil
 import struct
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def _spark(row: dict[str, Any]) -> str:
 
 def _ours(table) -> list[str]:
     names = [c.name for c in table.columns]
-    return sorted(json.dumps({n: _norm(x) for n, x in zip(names, r)}, sort_keys=True) for r in table.rows)
+    return sorted(json.dumps({n: _norm(x) for n, x in zip(names, r, strict=True)}, sort_keys=True) for r in table.rows)
 
 
 def _batches(case: dict[str, Any]) -> list[int]:
@@ -105,7 +106,7 @@ def _by_key(table, value_col: str) -> dict[tuple[str, int], list[Any]]:
     names = [c.name for c in table.columns]
     out: dict[tuple[str, int], list[Any]] = {}
     for r in table.rows:
-        d = dict(zip(names, r))
+        d = dict(zip(names, r, strict=True))
         out.setdefault((d["key.key"], d["partition_id"]), []).append(_norm(d[value_col]))
     return out
 
@@ -165,7 +166,7 @@ def test_list_values_are_elements_joined_by_the_merge_delimiter(version, name, c
                     continue
                 spans = split_values(v, want)
                 assert spans[0][0] == 4 and spans[-1][1] == len(v)
-                assert all(v[end:nxt - 4] == want for (_, end), (nxt, _) in zip(spans, spans[1:]))
+                assert all(v[end:nxt - 4] == want for (_, end), (nxt, _) in pairwise(spans))
                 joined += len(spans) > 1
     assert joined, "no list-state value held more than one element"
 

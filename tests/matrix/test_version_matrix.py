@@ -89,7 +89,7 @@ def test_operator_names_are_spark_own_or_unknown(version, name, case):
     spark_names = [op["operatorName"] for op in last[-1]["stateOperators"]]
     ours = [op.name for op in sorted(cp.state, key=lambda o: o.operator_id)]
     assert len(ours) == len(spark_names)
-    for mine, theirs in zip(ours, spark_names):
+    for mine, theirs in zip(ours, spark_names, strict=True):
         assert mine in (theirs, None), (mine, theirs)
     if "join" in name:
         # a join is known by its store folders even where Spark wrote no operator metadata
@@ -147,7 +147,7 @@ def _ours(table, side: bool = False) -> list[str]:
     names = [c.name for c in table.columns]
     rows = []
     for r in table.rows:
-        d = {n: _norm(x) for n, x in zip(names, r) if not (side and n == "value.matched")}
+        d = {n: _norm(x) for n, x in zip(names, r, strict=True) if not (side and n == "value.matched")}
         rows.append(json.dumps(d, sort_keys=True))
     return sorted(rows)
 

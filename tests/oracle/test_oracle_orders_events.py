@@ -212,7 +212,7 @@ def test_events_gold_sliding_counts_equal_pandas(events_oracle):
     start in the hour up to its time."""
     runner, spark, events = events_oracle
     want: dict = {}
-    for t, action in zip(events["ts"], events["action"]):
+    for t, action in zip(events["ts"], events["action"], strict=True):
         last = t.floor("15min")
         for k in range(4):
             s = last - k * QUARTER

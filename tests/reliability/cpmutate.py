@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,101 +119,159 @@ def _remove(p: Path) -> None:
         p.unlink()
 
 
+def _truncate(p: Path, m: Mutation) -> bool:
+    data = p.read_bytes()
+    p.write_bytes(data[: int(len(data) * m.arg)])
+    return True
+
+
+def _empty(p: Path, m: Mutation) -> bool:
+    p.write_bytes(b"")
+    return True
+
+
+def _flip(p: Path, m: Mutation) -> bool:
+    data = bytearray(p.read_bytes())
+    if not data:
+        return False
+    for frac, x in m.arg:
+        i = int(len(data) * frac)
+        data[i] ^= x
+    p.write_bytes(bytes(data))
+    return True
+
+
+def _delete(p: Path, m: Mutation) -> bool:
+    if not (p.exists() or p.is_symlink()):
+        return False
+    _remove(p)
+    return True
+
+
+def _extra(p: Path, m: Mutation) -> bool:
+    if p.exists() or p.is_symlink():
+        return False
+    p.write_bytes(m.arg)
+    return True
+
+
+def _version(p: Path, m: Mutation) -> bool:
+    data = p.read_bytes()
+    _, nl, rest = data.partition(b"\n")
+    p.write_bytes(m.arg + b"\n" + rest if nl else m.arg)
+    return True
+
+
+def _huge(p: Path, m: Mutation) -> bool:
+    value, nth = m.arg
+    data = p.read_bytes()
+    nums = list(re.finditer(rb"-?\d+", data))
+    if not nums:
+        return False
+    n = nums[nth % len(nums)]
+    p.write_bytes(data[: n.start()] + value + data[n.end() :])
+    return True
+
+
+def _nest(p: Path, m: Mutation) -> bool:
+    depth, as_meta = m.arg
+    inner = b"[" * depth + b"]" * depth
+    line = b'{"batchWatermarkMs":0,"conf":' + (b"{\"x\":" * depth + b"1" + b"}" * depth) + b"}" if as_meta else inner
+    lines = p.read_bytes().split(b"\n")
+    i = 1 if len(lines) > 1 and lines[0].startswith(b"v") else 0
+    lines[i:i + 1] = [line]
+    p.write_bytes(b"\n".join(lines))
+    return True
+
+
+def _enormous(p: Path, m: Mutation) -> bool:
+    shape, size = m.arg
+    if shape == "string":
+        line = b'{"path":"' + b"a" * size + b'","timestamp":1,"batchId":0}'
+    elif shape == "keys":
+        line = b"{" + b",".join(b'"k%d":%d' % (i, i) for i in range(size // 12)) + b"}"
+    else:
+        line = b"[" + b",".join([b"1"] * (size // 2)) + b"]"
+    with open(p, "ab") as fh:
+        fh.write(b"\n" + line)
+    return True
+
+
+def _binary(p: Path, m: Mutation) -> bool:
+    p.write_bytes(b"\x00" + m.arg)
+    return True
+
+
+def _fifo(p: Path, m: Mutation) -> bool:
+    p.unlink()
+    os.mkfifo(p)
+    return True
+
+
+def _dir_for_file(p: Path, m: Mutation) -> bool:
+    p.unlink()
+    p.mkdir()
+    (p / "inner").write_bytes(b"v1\n{}")
+    return True
+
+
+def _file_for_dir(p: Path, m: Mutation) -> bool:
+    if not p.is_dir() or p.is_symlink():
+        return False
+    shutil.rmtree(p)
+    p.write_bytes(m.arg)
+    return True
+
+
+def _symlink_loop(p: Path, m: Mutation) -> bool:
+    p.unlink()
+    os.symlink(p.name, p)
+    return True
+
+
+def _dir_loop(p: Path, m: Mutation) -> bool:
+    if p.exists() or p.is_symlink():
+        return False
+    up = min(m.arg, len(Path(m.rel).parts) - 1)
+    os.symlink("." if up == 0 else "/".join([".."] * up), p)
+    return True
+
+
+def _dangling(p: Path, m: Mutation) -> bool:
+    if p.exists() or p.is_symlink():
+        _remove(p)
+    os.symlink("does-not-exist", p)
+    return True
+
+
+def _chmod000(p: Path, m: Mutation) -> bool:
+    os.chmod(p, 0)
+    return True
+
+
+#: kind → how it changes the path; each returns False when the path does not suit it
+_APPLY: dict[str, Callable[[Path, Mutation], bool]] = {
+    "truncate": _truncate, "empty": _empty, "flip": _flip, "delete": _delete, "extra": _extra,
+    "version": _version, "huge": _huge, "nest": _nest, "enormous": _enormous, "binary": _binary,
+    "fifo": _fifo, "dir_for_file": _dir_for_file, "file_for_dir": _file_for_dir,
+    "symlink_loop": _symlink_loop, "dir_loop": _dir_loop, "dangling": _dangling, "chmod000": _chmod000,
+}
+
+
 def apply(root: Path, m: Mutation) -> bool:
     """Apply ``m`` under ``root``; False when it does not apply (its path vanished or is not a
     regular file any more because of an earlier mutation)."""
     p = root / m.rel
     if m.kind in ("extra", "dir_loop", "dangling") and not p.parent.is_dir():
         return False
-    if m.kind not in ("extra", "dir_loop", "dangling", "delete") and m.kind != "file_for_dir":
-        if p.is_symlink() or not p.is_file():
-            return False
+    if (m.kind not in ("extra", "dir_loop", "dangling", "delete", "file_for_dir")
+            and (p.is_symlink() or not p.is_file())):
+        return False
     try:
         p.parent.resolve(strict=True)
     except (OSError, RuntimeError):
         return False
-    if m.kind == "truncate":
-        data = p.read_bytes()
-        p.write_bytes(data[: int(len(data) * m.arg)])
-    elif m.kind == "empty":
-        p.write_bytes(b"")
-    elif m.kind == "flip":
-        data = bytearray(p.read_bytes())
-        if not data:
-            return False
-        for frac, x in m.arg:
-            i = int(len(data) * frac)
-            data[i] ^= x
-        p.write_bytes(bytes(data))
-    elif m.kind == "delete":
-        if not (p.exists() or p.is_symlink()):
-            return False
-        _remove(p)
-    elif m.kind == "extra":
-        if p.exists() or p.is_symlink():
-            return False
-        p.write_bytes(m.arg)
-    elif m.kind == "version":
-        data = p.read_bytes()
-        _, nl, rest = data.partition(b"\n")
-        p.write_bytes(m.arg + b"\n" + rest if nl else m.arg)
-    elif m.kind == "huge":
-        value, nth = m.arg
-        data = p.read_bytes()
-        nums = list(re.finditer(rb"-?\d+", data))
-        if not nums:
-            return False
-        n = nums[nth % len(nums)]
-        p.write_bytes(data[: n.start()] + value + data[n.end() :])
-    elif m.kind == "nest":
-        depth, as_meta = m.arg
-        inner = b"[" * depth + b"]" * depth
-        line = b'{"batchWatermarkMs":0,"conf":' + (b"{\"x\":" * depth + b"1" + b"}" * depth) + b"}" if as_meta else inner
-        lines = p.read_bytes().split(b"\n")
-        i = 1 if len(lines) > 1 and lines[0].startswith(b"v") else 0
-        lines[i:i + 1] = [line]
-        p.write_bytes(b"\n".join(lines))
-    elif m.kind == "enormous":
-        shape, size = m.arg
-        if shape == "string":
-            line = b'{"path":"' + b"a" * size + b'","timestamp":1,"batchId":0}'
-        elif shape == "keys":
-            line = b"{" + b",".join(b'"k%d":%d' % (i, i) for i in range(size // 12)) + b"}"
-        else:
-            line = b"[" + b",".join([b"1"] * (size // 2)) + b"]"
-        with open(p, "ab") as fh:
-            fh.write(b"\n" + line)
-    elif m.kind == "binary":
-        p.write_bytes(b"\x00" + m.arg)
-    elif m.kind == "fifo":
-        p.unlink()
-        os.mkfifo(p)
-    elif m.kind == "dir_for_file":
-        p.unlink()
-        p.mkdir()
-        (p / "inner").write_bytes(b"v1\n{}")
-    elif m.kind == "file_for_dir":
-        if not p.is_dir() or p.is_symlink():
-            return False
-        shutil.rmtree(p)
-        p.write_bytes(m.arg)
-    elif m.kind == "symlink_loop":
-        p.unlink()
-        os.symlink(p.name, p)
-    elif m.kind == "dir_loop":
-        if p.exists() or p.is_symlink():
-            return False
-        up = min(m.arg, len(Path(m.rel).parts) - 1)
-        os.symlink("." if up == 0 else "/".join([".."] * up), p)
-    elif m.kind == "dangling":
-        if p.exists() or p.is_symlink():
-            _remove(p)
-        os.symlink("does-not-exist", p)
-    elif m.kind == "chmod000":
-        os.chmod(p, 0)
-    else:  # pragma: no cover
-        raise AssertionError(m.kind)
-    return True
+    return _APPLY[m.kind](p, m)
 
 
 # --- which files the reader must parse, and what it must say about them ----------------------

@@ -21,7 +21,7 @@ def _cp(root: Path, batches: int = 3) -> Path:
     (root / "metadata").write_text(json.dumps({"id": QID}))
     for b in range(batches):
         meta = {"batchWatermarkMs": 0, "batchTimestampMs": 1_700_000_000_000 + b, "conf": {"spark.sql.shuffle.partitions": "2"}}
-        (root / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + '\n{"logOffset":%d}' % b)
+        (root / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + f'\n{{"logOffset":{b}}}')
         (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     return root
 

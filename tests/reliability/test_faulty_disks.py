@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from streamwatch.checkpoint import read_checkpoint
 from streamwatch.cli import main
 from streamwatch.events.jsonl import JsonlRecorder
 from streamwatch.events.reader import ReadReport, read_events
-from streamwatch.model.events import QueryIdle
+from streamwatch.model.events import QueryIdle, QueryProgress
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMWATCH = [sys.executable, "-m", "streamwatch.cli"] if not (ROOT / ".venv" / "bin" / "streamwatch").exists() else [str(ROOT / ".venv" / "bin" / "streamwatch")]
@@ -91,6 +92,54 @@ def small_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+class StderrLines:
+    """A process's stderr lines as they come, read on a thread; :meth:`wait_for` waits on a
+    line (or the process's end), not on time."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.said = threading.Condition()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self.said:
+                self.lines.append(line.rstrip("\n"))
+                self.said.notify_all()
+        with self.said:
+            self.said.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float) -> bool:
+        with self.said:
+            return self.said.wait_for(lambda: any(text in ln for ln in self.lines) or self.proc.poll() is not None,
+                                      timeout_s)
+
+    def count(self) -> int:
+        with self.said:
+            return len(self.lines)
+
+
+def _bronze_batches_recorded(out: Path) -> int:
+    """The last batch id of the recorded bronze progress (-1: none)."""
+    recorded = [e for e in read_events(out, ReadReport()) if isinstance(e, QueryProgress) and e.name == "flights_bronze"]
+    return max((e.batch_id for e in recorded), default=-1)
+
+
+def _said_when_it_happened(lines: list[str], mark: int, rc: int) -> None:
+    """Exit 4, no traceback, the full disk said once when it happened, the events not
+    recorded said at the end (after ``mark``, the line count at SIGTERM)."""
+    err = "\n".join(lines)
+    assert rc == 4, (rc, err[-2000:])
+    assert "Traceback" not in err
+    full = [ln for ln in lines if "cannot write" in ln]
+    assert len(full) == 1 and "No space left on device" in full[0] and "the queries keep running" in full[0], err[-2000:]
+    assert lines.index(full[0]) < mark, "the error must be said when it happens"
+    assert any("events not recorded" in ln for ln in lines[mark:])
+
+
 @pytest.mark.spark
 def test_log_keeps_the_queries_running_when_the_disk_fills_up(tmp_path, small_tmpfs, unchanged):
     """``streamwatch log`` (its own Spark, as users run it) recording onto a 24 KiB tmpfs: the
@@ -99,7 +148,6 @@ def test_log_keeps_the_queries_running_when_the_disk_fills_up(tmp_path, small_tm
     and the checkpoints are healthy. Every wait is on an event (a stderr line, a commit file),
     not on how much a busy machine gets done in N seconds."""
     import signal
-    import threading
 
     out = small_tmpfs / "rec.jsonl"
     ws = tmp_path / "ws"
@@ -109,50 +157,27 @@ def test_log_keeps_the_queries_running_when_the_disk_fills_up(tmp_path, small_tm
          "--land-every", "1", "--max-files", "200", "--no-ui"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
     )
-    lines: list[str] = []
-    said = threading.Condition()
-
-    def read() -> None:
-        for line in proc.stderr:  # type: ignore[union-attr]
-            with said:
-                lines.append(line.rstrip("\n"))
-                said.notify_all()
-        with said:
-            said.notify_all()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    stderr = StderrLines(proc)
     commits = ws / "checkpoints" / "flights" / "bronze" / "commits"
     try:
-        with said:
-            assert said.wait_for(lambda: any("cannot write" in ln for ln in lines) or proc.poll() is not None, 600), lines[-10:]
-        assert proc.poll() is None, lines[-20:]
-        recorded = [e for e in read_events(out, ReadReport()) if getattr(e, "kind", None) == "progress" and e.name == "flights_bronze"]
-        last_recorded = max((e.batch_id for e in recorded), default=-1)
+        assert stderr.wait_for("cannot write", 600), stderr.lines[-10:]
+        assert proc.poll() is None, stderr.lines[-20:]
+        last_recorded = _bronze_batches_recorded(out)
         wanted = commits / str(last_recorded + 2)
         deadline = time.monotonic() + 600  # the event: bronze commits two more batches
         while not wanted.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert wanted.exists(), f"bronze never committed batch {last_recorded + 2} after the disk was full"
-        with said:
-            mark = len(lines)
+        mark = stderr.count()
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(300)
     finally:
         if proc.poll() is None:
             proc.kill()
-    reader.join(30)
-    err = "\n".join(lines)
-    assert rc == 4, (rc, err[-2000:])
-    assert "Traceback" not in err
-    full = [ln for ln in lines if "cannot write" in ln]
-    assert len(full) == 1 and "No space left on device" in full[0] and "the queries keep running" in full[0], err[-2000:]
-    assert lines.index(full[0]) < mark, "the error must be said when it happens"
-    assert any("events not recorded" in ln for ln in lines[mark:])
+    stderr.thread.join(30)
+    _said_when_it_happened(stderr.lines, mark, rc)
     # what was recorded is readable, and the queries went on after the disk was full
-    report = ReadReport()
-    recorded = [e for e in read_events(out, report) if getattr(e, "kind", None) == "progress" and e.name == "flights_bronze"]
-    assert max((e.batch_id for e in recorded), default=-1) == last_recorded  # nothing after the failure
+    assert _bronze_batches_recorded(out) == last_recorded  # nothing after the failure
     cp_dir = unchanged(ws / "checkpoints" / "flights" / "bronze")
     cp = read_checkpoint(str(cp_dir))
     assert cp.last_committed_batch_id is not None and cp.last_committed_batch_id >= last_recorded + 2, (last_recorded, cp.last_committed_batch_id)

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import evmutate
@@ -102,7 +103,7 @@ def test_mutated_recordings(data, case_stats):
     try:
         path = Path(td) / "events.jsonl"
         cuts = [0, *sorted(segments), len(lines)]
-        parts = [b"".join(lines[a:b]) for a, b in zip(cuts, cuts[1:])]
+        parts = [b"".join(lines[a:b]) for a, b in pairwise(cuts)]
         for n, part in enumerate(parts[:-1], 1):  # rotated segments, oldest first
             path.with_name(f"events.jsonl.{n}").write_bytes(part)
         path.write_bytes(parts[-1])

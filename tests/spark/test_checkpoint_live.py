@@ -31,10 +31,7 @@ def land(folder: Path, n: int, start: int = 0) -> None:
 
 def run(df, cp: Path, out: Path | None = None, mode: str = "append", fmt: str = "parquet"):
     w = df.writeStream.option("checkpointLocation", str(cp)).outputMode(mode).trigger(availableNow=True)
-    if out is not None:
-        q = w.format(fmt).start(str(out))
-    else:
-        q = w.format("noop").start()
+    q = w.format(fmt).start(str(out)) if out is not None else w.format("noop").start()
     q.awaitTermination(120)
     return q
 
@@ -47,6 +44,7 @@ def src(spark, folder: Path, max_files: int = 1):
 def live(spark, tmp_path_factory):
     """Runs every query once (two availableNow runs where a second run matters); returns
     name → (checkpoint, sink folder or None)."""
+    from pyspark.errors import StreamingQueryException
     from pyspark.sql import functions as F
 
     base = tmp_path_factory.mktemp("live-cps")
@@ -93,7 +91,7 @@ def live(spark, tmp_path_factory):
             raise RuntimeError("killed")
 
     q = src(spark, a).writeStream.option("checkpointLocation", str(base / "cp-killed")).foreachBatch(boom).trigger(availableNow=True).start()
-    with pytest.raises(Exception):
+    with pytest.raises(StreamingQueryException):
         q.awaitTermination(120)
     out["killed"] = (base / "cp-killed", None)
     return out

@@ -102,7 +102,7 @@ def test_record_on_a_connect_session_round_trips_and_replays(connect_url, tmp_pa
     # (query.recentProgress there keeps the doubles): recorded as sent, within the rounding
     rates = [p.processed_rows_per_second for p in progress]
     exact = [p["processedRowsPerSecond"] for p in facts["progress"]]
-    assert all(r == round(r, 1) and abs(r - x) <= 0.05 + 1e-9 for r, x in zip(rates, exact)), (rates, exact)
+    assert all(r == round(r, 1) and abs(r - x) <= 0.05 + 1e-9 for r, x in zip(rates, exact, strict=True)), (rates, exact)
     op = progress[-1].state_operators[0]
     assert op.operator_name == "stateStoreSave" and op.num_rows_total == 3 and op.num_shuffle_partitions == 1
     assert not term.failed and term.run_id == facts["runId"]

@@ -32,7 +32,7 @@ def test_table_history_matches_delta_describe_history(spark, delta, tmp_path):
     assert [o[:3] for o in ours] == [o[:3] for o in oracle]
     # time: ours is commitInfo.timestamp (the commit being written); Delta's history shows the
     # commit file's modification time, a moment later
-    assert all(0 <= b[3] - a[3] < 60_000 for a, b in zip(ours, oracle)), (ours, oracle)
+    assert all(0 <= b[3] - a[3] < 60_000 for a, b in zip(ours, oracle, strict=True)), (ours, oracle)
     assert [o[1] for o in ours] == ["MERGE", "STREAMING UPDATE", "WRITE"]
     assert [o[2] for o in ours] == [5, 25, 10]
     assert [c.version for c in table_history(table, limit=2)] == [2, 1]

@@ -38,19 +38,18 @@ def _in_flight(ckpt: Path) -> bool:
 def _run_and_kill(root: Path, fmt: str, until, timeout_s: float = 300.0) -> dict[str, bool]:
     """Start the driver, wait for ``until()``, SIGKILL it; returns, per query checkpoint,
     whether a batch was in flight (offsets written, commit not) at the moment of death."""
-    log = open(root / "driver.log", "ab")
-    proc = subprocess.Popen([sys.executable, str(DRIVER), str(root), "stream", fmt], stdout=log, stderr=log)
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and proc.poll() is None and not until():
-            time.sleep(0.02)
-        assert proc.poll() is None, f"driver exited early: {(root / 'driver.log').read_text()[-2000:]}"
-        assert time.monotonic() < deadline, "kill condition not reached in time"
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
-        log.close()
+    with open(root / "driver.log", "ab") as log:
+        proc = subprocess.Popen([sys.executable, str(DRIVER), str(root), "stream", fmt], stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline and proc.poll() is None and not until():
+                time.sleep(0.02)
+            assert proc.poll() is None, f"driver exited early: {(root / 'driver.log').read_text()[-2000:]}"
+            assert time.monotonic() < deadline, "kill condition not reached in time"
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(30)
     return {c.name: _in_flight(c) for c in (root / "checkpoints" / "flights").iterdir()}
 
 

@@ -88,7 +88,7 @@ def test_flights_available_now_fills_every_layer(spark, tmp_path):
     assert tables.read("bronze").count() == len(csv)
     silver = tables.read("silver").selectExpr("carrier", "flight", "unix_timestamp(sched_dep_ts) AS s").collect()
     assert sorted((r.carrier, r.flight, r.s) for r in silver) == sorted(
-        zip(departed["carrier"], departed["flight"].astype(int), departed["sched"].astype(int)))
+        zip(departed["carrier"], departed["flight"].astype(int), departed["sched"].astype(int), strict=True))
     assert tables.read("flights_weather").count() > 0
 
     watermark = departed["sched"].max() - HOUR_S

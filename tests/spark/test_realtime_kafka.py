@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,34 +35,26 @@ def _consume_all(bootstrap: str, topic: str, n: int, timeout_s: float = 120) -> 
     return out
 
 
-def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
+def _produce(bootstrap: str, topic: str) -> None:
     from confluent_kafka import Producer
 
-    from streamwatch.analysis.board import QueryBoard
-    from streamwatch.analysis.diagnosis import diagnose
-    from streamwatch.analysis.realtime import looks_real_time
-    from streamwatch.analysis.triggers import parse_trigger
-    from streamwatch.model.events import QueryProgress, QueryStarted
-
-    from sample_pipelines.clicks.factory import ensure_topic
-
-    src, dst = f"rt_in_{uuid.uuid4().hex[:8]}", f"rt_out_{uuid.uuid4().hex[:8]}"
-    ensure_topic(kafka_broker, src, 1)
-    ensure_topic(kafka_broker, dst, 1)
-    producer = Producer({"bootstrap.servers": kafka_broker})
+    producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(ROWS):
-        producer.produce(src, key=str(i), value=f"click {i}")
+        producer.produce(topic, key=str(i), value=f"click {i}")
     assert producer.flush(60) == 0
-    checkpoint = tmp_path / "checkpoint"
-    q = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", kafka_broker)
+
+
+def _run_real_time(spark, bootstrap: str, src: str, dst: str, checkpoint: Path) -> list[dict[str, Any]]:
+    """Runs the Kafka → Kafka real-time query until Spark reported every produced row and two
+    intervals after it; stops it and returns its progress (Spark's JSON)."""
+    q = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
          .option("subscribe", src).option("startingOffsets", "earliest").load()
          .selectExpr("key", "upper(CAST(value AS STRING)) AS value")
-         .writeStream.format("kafka").option("kafka.bootstrap.servers", kafka_broker).option("topic", dst)
+         .writeStream.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("topic", dst)
          .option("checkpointLocation", str(checkpoint)).outputMode("update")
          .trigger(realTime=f"{INTERVAL_MS // 1000} seconds").start())
     deadline = time.monotonic() + 300
     try:
-        # the event waited on: Spark reported every produced row and two intervals after it
         while True:
             assert q.exception() is None, q.exception()
             progress = [json.loads(p.json) for p in q.recentProgress]
@@ -73,7 +67,17 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
     finally:
         q.stop()
     assert read == ROWS
-    assert sorted(_consume_all(kafka_broker, dst, ROWS)) == sorted(f"CLICK {i}" for i in range(ROWS))
+    return progress
+
+
+def _diagnosed_real_time(progress: list[dict[str, Any]]) -> None:
+    """Spark's progress is recognised as real-time exactly when it shows a read past the latest
+    offset, and diagnosed by the real-time rules."""
+    from streamwatch.analysis.board import QueryBoard
+    from streamwatch.analysis.diagnosis import diagnose
+    from streamwatch.analysis.realtime import looks_real_time
+    from streamwatch.analysis.triggers import parse_trigger
+    from streamwatch.model.events import QueryProgress, QueryStarted
 
     events = [QueryProgress.from_dict({**p, "name": "rt"}) for p in progress]
     # from progress alone real-time mode is proven only by what no micro-batch reports: a
@@ -92,7 +96,9 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
     d = diagnose(row, None, parse_trigger(f"realTime={INTERVAL_MS}ms"), now, real_time=True)
     assert d.code in ("ok", "waiting") and d.text.startswith("real-time: "), d
 
-    # offsets/N of a real-time batch is written when its interval ends (batchTimestampMs is its start)
+
+def _offsets_written_when_the_interval_ends(checkpoint: Path) -> None:
+    """offsets/N of a real-time batch is written when its interval ends (batchTimestampMs is its start)."""
     committed = sorted(int(p.name) for p in (checkpoint / "commits").iterdir() if p.name.isdigit())
     assert len(committed) >= 3
     for n in committed[1:]:
@@ -100,10 +106,24 @@ def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
         written = (checkpoint / "offsets" / str(n)).stat().st_mtime * 1000
         assert written - planned >= 0.9 * INTERVAL_MS, (n, written - planned)
 
-    # the Kafka source keeps its initial offsets in sources/0/0 (a zero byte, then a v1 log): not
-    # a file-source log, and no finding; the checkpoint itself records no trigger, so none is said
+
+def test_real_time_query_kafka_to_kafka(spark, kafka_broker, tmp_path):
     from streamwatch.checkpoint.reader import read_checkpoint
 
+    from sample_pipelines.clicks.factory import ensure_topic
+
+    src, dst = f"rt_in_{uuid.uuid4().hex[:8]}", f"rt_out_{uuid.uuid4().hex[:8]}"
+    ensure_topic(kafka_broker, src, 1)
+    ensure_topic(kafka_broker, dst, 1)
+    _produce(kafka_broker, src)
+    checkpoint = tmp_path / "checkpoint"
+    progress = _run_real_time(spark, kafka_broker, src, dst, checkpoint)
+    assert sorted(_consume_all(kafka_broker, dst, ROWS)) == sorted(f"CLICK {i}" for i in range(ROWS))
+    _diagnosed_real_time(progress)
+    _offsets_written_when_the_interval_ends(checkpoint)
+
+    # the Kafka source keeps its initial offsets in sources/0/0 (a zero byte, then a v1 log): not
+    # a file-source log, and no finding; the checkpoint itself records no trigger, so none is said
     assert (checkpoint / "sources" / "0" / "0").read_bytes().startswith(b"\x00v1\n")
     cp = read_checkpoint(str(checkpoint))
     assert not [f for f in cp.findings if f.severity in ("error", "warning")], cp.findings

@@ -10,7 +10,6 @@ recording replays in the dashboard (``streamwatch replay``, exit 0)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ import pytest
 
 from streamwatch.events.reader import ReadReport, read_recording
 from streamwatch.model.events import QueryProgress
+from tests.helpers.scripts import load_script
 from tests.helpers.terminal import Terminal
 
 pytestmark = pytest.mark.spark
@@ -34,17 +34,9 @@ ENV = {**os.environ, "SPARK_TESTING": "1"}
 ROWS = [{"k": 0, "v": 0}, {"k": 1, "v": 10}, {"k": 2, "v": -5}, {"k": 3, "v": 30}]
 
 
-def _fixture_script():
-    spec = importlib.util.spec_from_file_location("sdp_fixture", ROOT / "scripts" / "sdp_fixture.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def project(base: Path) -> Path:
     """A project like `spark-pipelines init` writes, with the fixture's flows; its spec path."""
-    fixture = _fixture_script()
+    fixture = load_script("sdp_fixture")
     landing = base / "landing"
     landing.mkdir()
     for i, row in enumerate(ROWS):
@@ -76,7 +68,7 @@ def _records(out: Path, kind: str) -> list[dict]:
 def test_flow_states_are_what_the_cli_printed(logged):
     _, out, r = logged
     assert r.returncode == 0, r.stderr[-3000:]
-    regex = _fixture_script().STATE  # the fixture script's reading of the CLI's lines
+    regex = load_script("sdp_fixture").STATE  # the fixture script's reading of the CLI's lines
     printed = [(m.group(1), m.group(2)) for m in regex.finditer(r.stderr)]
     recorded = [(e["flow"], e["state"]) for e in _records(out, "flow-state")]
     assert recorded == printed

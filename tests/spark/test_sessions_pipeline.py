@@ -84,9 +84,9 @@ def test_sessions_equal_pandas_sessionization(sessions_run):
     expected = _pandas_sessions(views, GAP_MS // 1000)
     got = runner.tables.read("sessions").toPandas()
     got_keys = sorted((u, int(s.timestamp()), int(e.timestamp()), int(n), int(d)) for u, s, e, n, d in zip(
-        got["user"], got["session_start"], got["session_end"], got["views"], got["distinct_pages"]))
+        got["user"], got["session_start"], got["session_end"], got["views"], got["distinct_pages"], strict=True))
     want_keys = sorted((u, int(s), int(e), int(n), int(d)) for u, s, e, n, d in zip(
-        expected["user"], expected["start"], expected["end"], expected["views"], expected["distinct_pages"]))
+        expected["user"], expected["start"], expected["end"], expected["views"], expected["distinct_pages"], strict=True))
     assert got_keys == want_keys
     # every user's last session was closed by its idle timer, every other one by the gap
     closed_by = got["closed_by"].value_counts().to_dict()

@@ -48,7 +48,7 @@ def expected(*files: tuple[Op, ...]) -> list[tuple[bytes, bytes]]:
 def pairs(e: Entries | dict[bytes, bytes]) -> list[tuple[bytes, bytes]]:
     assert isinstance(e, Entries), "the column-wise path was not taken"
     ks, vs = e.pairs(0, len(e))
-    return list(zip(ks, vs))
+    return list(zip(ks, vs, strict=True))
 
 
 def write(folder: Path, files: list[tuple[str, tuple[Op, ...]]]) -> None:

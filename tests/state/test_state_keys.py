@@ -113,7 +113,7 @@ def test_spark_hash_of_single_values(spark):
     got = spark.sql(f"SELECT {exprs}").collect()[0]
     from decimal import Decimal
 
-    for (t, sql, v), want in zip(cases, got):
+    for (t, sql, v), want in zip(cases, got, strict=True):
         schema = parse_struct({"type": "struct", "fields": [{"name": "c", "type": t}]})
         value = Decimal(v) if t.startswith("decimal") else v
         assert hash_row(schema, (value,)) == want, sql

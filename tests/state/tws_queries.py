@@ -37,7 +37,7 @@ def write_tws(spark, root: Path, encoding: str = "unsaferow") -> Path:
             n = self.count.get()[0] if self.count.exists() else 0
             for pdf in rows:
                 n += len(pdf)
-                for v, ts, d in zip(pdf["v"], pdf["ts"], pdf["d"]):
+                for v, ts, d in zip(pdf["v"], pdf["ts"], pdf["d"], strict=True):
                     self.seen.appendValue((int(v), ts))
                     self.text.updateValue((int(v),), (f"{d:.2f}",))
             self.count.update((n,))

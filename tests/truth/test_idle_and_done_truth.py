@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.diagnosis import Diagnosis
 from streamwatch.model.events import Event, QueryProgress
 from streamwatch.model.runtime import QueryPlan, RunPlan
 from tests.helpers.checkpoint_files import batch_ids as _ids
@@ -41,83 +42,82 @@ def _land(folder: Path, n: int, start: int) -> None:
         os.replace(tmp, folder / f"f{i}.json")
 
 
-def test_waiting_finished_and_stopped_are_what_spark_says(spark, tmp_path):
-    from streamwatch.spark.listener import PublishingListener
+class Observer:
+    """The dashboard's model fed Spark's events through streamwatch's listener (on Spark's
+    listener thread, hence the lock), and the progress events it saw."""
 
-    landing, cp = tmp_path / "in", tmp_path / "cp"
-    landing.mkdir()
-    _land(landing, 3, 0)
-    plan = RunPlan("truth", "", (QueryPlan(NAME, "", str(cp), ""),), (), "processingTime=1 second")
-    model = DashboardModel(plan, clock=lambda: int(time.time() * 1000))
-    lock = threading.Lock()
+    def __init__(self, cp: Path) -> None:
+        plan = RunPlan("truth", "", (QueryPlan(NAME, "", str(cp), ""),), (), "processingTime=1 second")
+        self.cp = cp
+        self.model = DashboardModel(plan, clock=lambda: int(time.time() * 1000))
+        self.lock = threading.Lock()
+        self.progress: list[QueryProgress] = []
 
-    progress: list[QueryProgress] = []
-
-    def publish(e: Event) -> None:
-        with lock:
-            model.board.apply(e)
+    def publish(self, e: Event) -> None:
+        with self.lock:
+            self.model.board.apply(e)
             if isinstance(e, QueryProgress):
-                progress.append(e)
+                self.progress.append(e)
 
-    listener = PublishingListener(publish)
-    spark.streams.addListener(listener)
+    def judge(self) -> Diagnosis:
+        """The model's diagnosis, with the checkpoint's head as its folders say."""
+        with self.lock:
+            self.model.heads[NAME] = _head(self.cp)
+            return self.model.diagnose_all()[NAME]
 
-    def start(**trigger):
-        return (spark.readStream.format("json").schema("k string, v int").option("maxFilesPerTrigger", 1)
-                .load(str(landing)).groupBy("k").count()
-                .writeStream.queryName(NAME).outputMode("update").format("noop")
-                .option("checkpointLocation", str(cp)).trigger(**trigger).start())
+    def row_status(self) -> str:
+        with self.lock:
+            return self.model.board.rows[NAME].status
 
-    def judge():
-        with lock:
-            model.heads[NAME] = _head(cp)
-            return model.diagnose_all()[NAME]
 
-    q = start(processingTime="1 second")
-    try:
-        waited = []
-        deadline = time.monotonic() + 180
-        while len(waited) < 5:  # five looks while Spark says it waits for data
-            assert time.monotonic() < deadline, f"Spark never waited for data: {q.status}"
-            status = q.status
-            d = judge()
-            assert d.code not in ("stuck", "slow", "failed"), (d, status)
-            if not status["isDataAvailable"] and not status["isTriggerActive"] and len(_ids(cp / "commits")) >= 3:
-                with lock:
-                    idle = model.board.rows[NAME].status == "idle"
-                if idle:  # Spark's QueryIdleEvent reached the model
-                    assert d.code == "waiting" and d.text == "waiting for data", d
-                    waited.append(d)
-            q.awaitTermination(0.3)
-        out = subprocess.run([STREAMWATCH, "watch", str(cp), "--log", "--once"],
-                             capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0, out.stderr
-        status_rec = [json.loads(line) for line in out.stdout.splitlines()
-                      if json.loads(line).get("kind") == "checkpoint-status"]
-        assert status_rec and not status_rec[-1]["stuck"] and status_rec[-1]["inFlightBatchId"] is None
-    finally:
-        q.stop()
-    q.awaitTermination(60)
-    assert _ids(cp / "offsets")[-1] == _ids(cp / "commits")[-1], "a stop while waiting leaves nothing planned"
+def _start(spark, landing: Path, cp: Path, **trigger):
+    return (spark.readStream.format("json").schema("k string, v int").option("maxFilesPerTrigger", 1)
+            .load(str(landing)).groupBy("k").count()
+            .writeStream.queryName(NAME).outputMode("update").format("noop")
+            .option("checkpointLocation", str(cp)).trigger(**trigger).start())
 
-    _land(landing, 1, 3)
-    q = start(availableNow=True)
-    assert q.awaitTermination(180), "availableNow ended by itself"
-    assert q.exception() is None
+
+def _judged_waiting_while_spark_waits(q, obs: Observer) -> None:
+    """Five looks at the model while Spark's status says no data and no trigger and its
+    QueryIdleEvent has reached the model: *waiting for data* each time; never stuck, slow or
+    failed at any look before."""
+    waited = 0
+    deadline = time.monotonic() + 180
+    while waited < 5:
+        assert time.monotonic() < deadline, f"Spark never waited for data: {q.status}"
+        status = q.status
+        d = obs.judge()
+        assert d.code not in ("stuck", "slow", "failed"), (d, status)
+        spark_waits = not status["isDataAvailable"] and not status["isTriggerActive"]
+        if spark_waits and len(_ids(obs.cp / "commits")) >= 3 and obs.row_status() == "idle":
+            assert d.code == "waiting" and d.text == "waiting for data", d
+            waited += 1
+        q.awaitTermination(0.3)
+
+
+def _watch_once_sees_nothing_stuck(cp: Path) -> None:
+    out = subprocess.run([STREAMWATCH, "watch", str(cp), "--log", "--once"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    status_rec = [json.loads(line) for line in out.stdout.splitlines()
+                  if json.loads(line).get("kind") == "checkpoint-status"]
+    assert status_rec and not status_rec[-1]["stuck"] and status_rec[-1]["inFlightBatchId"] is None
+
+
+def _reached_stopped(obs: Observer) -> bool:
+    """Whether the model shows the query stopped within 60 s (the listener posts the
+    terminated event asynchronously)."""
     deadline = time.monotonic() + 60
-    while True:  # the listener posts the terminated event asynchronously
-        with lock:
-            done = model.board.rows[NAME].status == "stopped"
-        if done or time.monotonic() > deadline:
-            break
+    while obs.row_status() != "stopped":
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.1)
-    spark.streams.removeListener(listener)
-    assert done, "QueryTerminatedEvent reached the model"
-    d = judge()
-    assert d.code == "stopped" and d.text == "stopped", d
-    read = sum(json.loads(p.json)["numInputRows"] for p in q.recentProgress)
-    assert read == 5, "the one new file (5 rows) was read"
-    assert _ids(cp / "offsets")[-1] == _ids(cp / "commits")[-1]
+    return True
+
+
+def _state_growing_is_sparks_rows(cp: Path, progress: list[QueryProgress]) -> None:
+    """``inspect --check`` exits 1 with ``state-growing`` giving Spark's first and last
+    ``numRowsTotal`` of the batches that read rows."""
     rows = [p.state_operators[0].num_rows_total for p in progress if p.state_operators and p.num_input_rows]
     assert rows == sorted(rows) and rows[0] < rows[-1], rows  # Spark: the state grows batch after batch
     check = subprocess.run([STREAMWATCH, "inspect", str(cp), "--check", "--json"],
@@ -126,3 +126,37 @@ def test_waiting_finished_and_stopped_are_what_spark_says(spark, tmp_path):
     findings = {f["code"]: f for f in json.loads(check.stdout)["findings"]}
     assert "in-flight-batch" not in findings
     assert f"({rows[0]} → {rows[-1]} rows" in findings["state-growing"]["message"], (rows, findings["state-growing"])
+
+
+def test_waiting_finished_and_stopped_are_what_spark_says(spark, tmp_path):
+    from streamwatch.spark.listener import PublishingListener
+
+    landing, cp = tmp_path / "in", tmp_path / "cp"
+    landing.mkdir()
+    _land(landing, 3, 0)
+    obs = Observer(cp)
+    listener = PublishingListener(obs.publish)
+    spark.streams.addListener(listener)
+
+    q = _start(spark, landing, cp, processingTime="1 second")
+    try:
+        _judged_waiting_while_spark_waits(q, obs)
+        _watch_once_sees_nothing_stuck(cp)
+    finally:
+        q.stop()
+    q.awaitTermination(60)
+    assert _ids(cp / "offsets")[-1] == _ids(cp / "commits")[-1], "a stop while waiting leaves nothing planned"
+
+    _land(landing, 1, 3)
+    q = _start(spark, landing, cp, availableNow=True)
+    assert q.awaitTermination(180), "availableNow ended by itself"
+    assert q.exception() is None
+    done = _reached_stopped(obs)
+    spark.streams.removeListener(listener)
+    assert done, "QueryTerminatedEvent reached the model"
+    d = obs.judge()
+    assert d.code == "stopped" and d.text == "stopped", d
+    read = sum(json.loads(p.json)["numInputRows"] for p in q.recentProgress)
+    assert read == 5, "the one new file (5 rows) was read"
+    assert _ids(cp / "offsets")[-1] == _ids(cp / "commits")[-1]
+    _state_growing_is_sparks_rows(cp, obs.progress)

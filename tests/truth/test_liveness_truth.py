@@ -83,6 +83,88 @@ def _start(spark, cp: Path, gate: Gate):
             .trigger(processingTime="1 second").foreachBatch(gate).start())
 
 
+def _committing_batches_are_never_stuck(q, watcher: Watcher, gate: Gate) -> None:
+    """Batches that commit: never stuck, however long each one takes within its cadence;
+    *back to back* exactly when Spark's progress shows the last batches over the interval."""
+    gate.delay_s = 1.5  # each batch longer than the 1 s trigger
+    deadline = time.monotonic() + 180
+    while len(_ids(watcher.cp / "commits")) < 5:
+        assert time.monotonic() < deadline, "5 batches did not commit in 180 s"
+        watcher.sync(q)
+        d = watcher.judge()
+        assert d.code != "stuck", d
+        q.awaitTermination(0.2)
+    watcher.sync(q)
+    d = watcher.judge()
+    assert d.code == "ok", d  # nothing falls behind: no source reports outstanding work growing
+    # Spark's progress as judged (the query runs on: recentProgress may have more by now)
+    durations = [p.batch_duration for p in watcher.model.board.rows[NAME].recent][-3:]
+    assert d.text.startswith("back to back") == all(ms > 1000 for ms in durations), (d, durations)
+
+
+def _blocked_batch_is_stuck(q, watcher: Watcher, gate: Gate) -> int:
+    """A batch that blocks: stuck only while Spark shows it running, uncommitted. Returns its id."""
+    gate.delay_s = 0.0
+    gate.mode = "block"
+    deadline = time.monotonic() + 240
+    while True:
+        watcher.sync(q)
+        d = watcher.judge()
+        if d.code == "stuck":
+            break
+        assert time.monotonic() < deadline, f"never stuck: {d}"
+        q.awaitTermination(0.2)
+    head = head_of(watcher.cp)
+    assert head.offsets_batch is not None and head.offsets_batch not in _ids(watcher.cp / "commits")
+    assert q.status["isTriggerActive"], "Spark says a batch is running"
+    assert f"batch {head.offsets_batch} running" in d.text
+    return head.offsets_batch
+
+
+def _failed_batch_is_failed(q, watcher: Watcher, gate: Gate, blocked: int) -> int:
+    """The blocked batch fails: failed, and the planned batch stays uncommitted. Returns the
+    time it was planned at (ms, its offsets file)."""
+    from pyspark.errors import StreamingQueryException
+
+    gate.mode = "fail"
+    gate.opened.set()
+    with pytest.raises(StreamingQueryException):
+        q.awaitTermination(120)
+    assert not q.isActive
+    watcher.model.board.apply(QueryTerminated(str(q.id), str(q.runId), _now_iso(), exception="failed on purpose"))
+    d = watcher.judge()
+    assert d.code == "failed", d
+    assert blocked in _ids(watcher.cp / "offsets") and blocked not in _ids(watcher.cp / "commits")
+    planned_at = head_of(watcher.cp).offsets_timestamp_ms
+    assert planned_at is not None
+    return planned_at
+
+
+def _restart_is_starting(spark, watcher: Watcher, gate: Gate, clock: dict[str, int], blocked: int,
+                         planned_at: int) -> None:
+    """Restart on the same checkpoint: Spark re-runs the planned batch; until this run
+    finishes one, it is starting — also on a clock 83 s past the old batch's planning."""
+    gate.mode = "pass"
+    gate.delay_s = 3.0
+    q = _start(spark, watcher.cp, gate)
+    watcher.start(q)
+    clock["skew"] = planned_at + 83_000 - int(time.time() * 1000)
+    judged = []
+    while q.lastProgress is None and q.isActive:
+        d = watcher.judge()
+        judged.append(d)
+        assert d.code == "starting", d
+        q.awaitTermination(0.2)
+    assert judged, "the restarted batch was judged while it ran"
+    clock["skew"] = 0
+    deadline = time.monotonic() + 120
+    while blocked not in _ids(watcher.cp / "commits"):
+        assert time.monotonic() < deadline
+        q.awaitTermination(0.2)
+    watcher.sync(q)
+    assert watcher.judge().code != "stuck"
+
+
 def test_running_stuck_failed_and_restarted_are_told_apart(spark, tmp_path):
     cp = tmp_path / "cp"
     clock = {"skew": 0}
@@ -91,74 +173,10 @@ def test_running_stuck_failed_and_restarted_are_told_apart(spark, tmp_path):
     q = _start(spark, cp, gate)
     watcher.start(q)
     try:
-        # 1. batches that commit: never stuck, however long each one takes within its cadence
-        gate.delay_s = 1.5  # each batch longer than the 1 s trigger
-        deadline = time.monotonic() + 180
-        while len(_ids(cp / "commits")) < 5:
-            assert time.monotonic() < deadline, "5 batches did not commit in 180 s"
-            watcher.sync(q)
-            d = watcher.judge()
-            assert d.code != "stuck", d
-            q.awaitTermination(0.2)
-        watcher.sync(q)
-        d = watcher.judge()
-        assert d.code == "ok", d  # nothing falls behind: no source reports outstanding work growing
-        # Spark's progress as judged (the query runs on: recentProgress may have more by now)
-        durations = [p.batch_duration for p in watcher.model.board.rows[NAME].recent][-3:]
-        # "back to back" exactly when Spark's own progress shows the last batches over the 1 s interval
-        assert d.text.startswith("back to back") == all(ms > 1000 for ms in durations), (d, durations)
-
-        # 2. a batch that blocks: stuck only while Spark shows it running, uncommitted
-        gate.delay_s = 0.0
-        gate.mode = "block"
-        deadline = time.monotonic() + 240
-        while True:
-            watcher.sync(q)
-            d = watcher.judge()
-            if d.code == "stuck":
-                break
-            assert time.monotonic() < deadline, f"never stuck: {d}"
-            q.awaitTermination(0.2)
-        head = head_of(cp)
-        assert head.offsets_batch is not None and head.offsets_batch not in _ids(cp / "commits")
-        assert q.status["isTriggerActive"], "Spark says a batch is running"
-        assert f"batch {head.offsets_batch} running" in d.text
-        blocked = head.offsets_batch
-
-        # 3. the blocked batch fails: failed, and the planned batch stays uncommitted
-        gate.mode = "fail"
-        gate.opened.set()
-        with pytest.raises(Exception):
-            q.awaitTermination(120)
-        assert not q.isActive
-        watcher.model.board.apply(QueryTerminated(str(q.id), str(q.runId), _now_iso(), exception="failed on purpose"))
-        d = watcher.judge()
-        assert d.code == "failed", d
-        assert blocked in _ids(cp / "offsets") and blocked not in _ids(cp / "commits")
-        planned_at = head_of(cp).offsets_timestamp_ms
-        assert planned_at is not None
-
-        # 4. restart on the same checkpoint: Spark re-runs the planned batch; until this run
-        # finishes one, it is starting — also on a clock 83 s past the old batch's planning
-        gate.mode = "pass"
-        gate.delay_s = 3.0
-        q = _start(spark, cp, gate)
-        watcher.start(q)
-        clock["skew"] = planned_at + 83_000 - int(time.time() * 1000)
-        judged = []
-        while q.lastProgress is None and q.isActive:
-            d = watcher.judge()
-            judged.append(d)
-            assert d.code == "starting", d
-            q.awaitTermination(0.2)
-        assert judged, "the restarted batch was judged while it ran"
-        clock["skew"] = 0
-        deadline = time.monotonic() + 120
-        while blocked not in _ids(cp / "commits"):
-            assert time.monotonic() < deadline
-            q.awaitTermination(0.2)
-        watcher.sync(q)
-        assert watcher.judge().code != "stuck"
+        _committing_batches_are_never_stuck(q, watcher, gate)
+        blocked = _blocked_batch_is_stuck(q, watcher, gate)
+        planned_at = _failed_batch_is_failed(q, watcher, gate, blocked)
+        _restart_is_starting(spark, watcher, gate, clock, blocked, planned_at)
     finally:
         gate.opened.set()
         for s in spark.streams.active:

@@ -77,7 +77,7 @@ def test_fleet_row_of_a_planned_batch(tmp_path):
     (cp / "commits").mkdir()
     (cp / "metadata").write_text('{"id":"q"}')
     for b in range(2):
-        (cp / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{"spark.sql.shuffle.partitions":"2"}}\n{"logOffset":%d}' % b)
+        (cp / "offsets" / str(b)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{{"spark.sql.shuffle.partitions":"2"}}}}\n{{"logOffset":{b}}}')
     (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}')
     r = CliRunner().invoke(main, ["inspect", "-r", str(Path(tmp_path / "ws")), "--check", "--json"])
     assert r.exit_code == 0, r.output

@@ -100,7 +100,7 @@ def test_runner_stop_on_the_busy_events_pipeline(spark, tmp_path):
         _wait_busy(queries[:1], 2)
         forced = runner.stop(grace_s=GRACE_S)
         assert forced == runner.query_names(runner.forced_stops & {str(q.runId) for q in queries})
-        for layer, q in zip(("bronze", "silver"), queries):
+        for layer, q in zip(("bronze", "silver"), queries, strict=True):
             assert not q.isActive
             planned, committed, tmps = _disk(Path(str(ws.checkpoint("events", layer))))
             if q.name in forced:

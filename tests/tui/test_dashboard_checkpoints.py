@@ -24,9 +24,9 @@ def test_landing_journey_follows_the_source_log(make_app, tmp_path, unchanged):
     (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
     (cp / "offsets" / "1").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261603000,"conf":{}}\n{"logOffset":1}\n')
     (cp / "sources" / "0" / "0").write_text(
-        'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
+        f'v1\n{{"path":"file://{landing}/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}}\n')
     (cp / "sources" / "0" / "1").write_text(
-        'v1\n{"path":"file://%s/flights-00001.csv","timestamp":1767261602000,"batchId":1,"action":"add"}\n' % landing)
+        f'v1\n{{"path":"file://{landing}/flights-00001.csv","timestamp":1767261602000,"batchId":1,"action":"add"}}\n')
     unchanged(cp)
 
     async def scenario(pilot):
@@ -62,7 +62,7 @@ def test_stuck_query_is_diagnosed_from_the_checkpoint(make_app, tmp_path):
     (cp / "metadata").write_text('{"id":"x"}\n')
     for b in range(22):
         (cp / "offsets" / str(b)).write_text(
-            'v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{}}\n{"logOffset":%d}\n' % (1767261600000, b))
+            f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1767261600000,"conf":{{}}}}\n{{"logOffset":{b}}}\n')
     for b in range(21):
         (cp / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
 

@@ -26,7 +26,7 @@ def test_the_footer_keeps_only_the_keys_it_shows(make_app):
             for key, shown in (("slash", True), ("escape", False)):
                 before = footer.children[:1]
                 await pilot.press(key)
-                await wait_for(pilot, lambda: bool(line.display) is shown and footer.children[:1] != before
+                await wait_for(pilot, lambda shown=shown, before=before: bool(line.display) is shown and footer.children[:1] != before
                                and all(k.is_attached for k in footer.children), f"the footer rebuilt after {key}")
                 rebuilds += 1
         shown = len(footer.query("FooterKey"))

@@ -85,7 +85,7 @@ def test_checkpoint_sink_comes_from_the_run_plan(tmp_path):
         cp = cps / layer
         (cp / "offsets").mkdir(parents=True)
         (cp / "commits").mkdir()
-        (cp / "metadata").write_text('{"id":"0b0b0b0b-0000-4000-8000-00000000000%d"}\n' % len(layer))
+        (cp / "metadata").write_text(f'{{"id":"0b0b0b0b-0000-4000-8000-00000000000{len(layer)}"}}\n')
         (cp / "offsets" / "0").write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":1767261601000,"conf":{}}\n'
                                           '{"logOffset":0}\n')
         (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
@@ -93,8 +93,8 @@ def test_checkpoint_sink_comes_from_the_run_plan(tmp_path):
     meta.mkdir(parents=True)
     part = tables / "flights_weather" / "part-00000.parquet"
     part.write_bytes(b"PAR1")
-    (meta / "0").write_text('v1\n{"path":"file://%s","size":4,"isDir":false,"modificationTime":1767261601000,'
-                            '"blockReplication":1,"blockSize":33554432,"action":"add"}\n' % part)
+    (meta / "0").write_text(f'v1\n{{"path":"file://{part}","size":4,"isDir":false,"modificationTime":1767261601000,'
+                            '"blockReplication":1,"blockSize":33554432,"action":"add"}\n')
     app = StreamwatchApp(ControlledBackend(plan, load_recording()), checkpoint_refresh_s=0,
                          clock=lambda: NOW_MS, watch_landing=False)
 
@@ -149,7 +149,7 @@ def test_selecting_a_landed_file_shows_its_journey(tmp_path, unchanged):
                                       '{"logOffset":0}\n')
     (cp / "commits" / "0").write_text('v1\n{"nextBatchWatermarkMs":0}\n')
     (cp / "sources" / "0" / "0").write_text(
-        'v1\n{"path":"file://%s/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}\n' % landing)
+        f'v1\n{{"path":"file://{landing}/flights-00000.csv","timestamp":1767261600000,"batchId":0,"action":"add"}}\n')
     unchanged(cp)
     app = StreamwatchApp(ControlledBackend(plan, [*landed_files(tmp_path, 2), *load_recording()]),
                          checkpoint_refresh_s=0, clock=lambda: NOW_MS, watch_landing=False)

@@ -120,7 +120,7 @@ def test_detail_charts_are_built_one_per_paint_and_all_of_them(make_app):
             await wait_for(pilot, lambda: app.active_tab == "queries", "the queries tab")
             await drawn(pilot, app)
             post(app, key, "enter")
-            await wait_for(pilot, lambda: detail.shown == name and app.active_tab == "detail", f"{name}'s detail")
+            await wait_for(pilot, lambda name=name: detail.shown == name and app.active_tab == "detail", f"{name}'s detail")
             await drawn(pilot, app)
             assert not detail.charts_pending
             plots = [p for p in detail.query(ChartPlot) if p.region.height]  # laid out on screen

@@ -148,7 +148,7 @@ def test_every_detail_section_is_reached_with_keys(make_app, size, key):
         view = app.query_one("#detail-view")
         assert app.focused is view
         for name, marker in SECTIONS.items():
-            await press_until(pilot, app, key, lambda text: marker in text, name, most=120)
+            await press_until(pilot, app, key, lambda text, marker=marker: marker in text, name, most=120)
         assert view.scroll_offset.y == view.max_scroll_y or "sink FileSink" in screen_text(app)
         if size[1] < 48:
             assert view.max_scroll_y > 0  # it did scroll
@@ -229,7 +229,7 @@ def test_every_pipeline_layer_is_reached_with_keys(make_app, size):
         await drawn(pilot, app)
         assert app.focused is app.query_one("#pipeline-view")
         for name in FLIGHTS:
-            await press_until(pilot, app, "pagedown", lambda text: f"┌ {name} " in text, name)
+            await press_until(pilot, app, "pagedown", lambda text, name=name: f"┌ {name} " in text, name)
             boxes_whole(screen_text(app), [name])
         # the box lines are whole too: the longest one, in the box that reads two upstreams
         await press_until(pilot, app, "pagedown", lambda text: "← weather: 2 version(s), 3 file(s)" in text,

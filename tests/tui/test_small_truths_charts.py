@@ -6,6 +6,7 @@ duration axis reads as durations (``2 d``, ``12 h``, ``200 ms``), never raw seco
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 from textual_plotext.plot import Plot
@@ -51,7 +52,7 @@ def test_every_batch_duration_tick_is_drawn_and_reads_as_a_duration(height):
     assert len(drawn) >= 2
     assert _seconds(drawn[0]) * 1000 >= max(map(sum, rows)), "the scale covers the longest batch"
     assert all(re.fullmatch(r"0|[\d,]+ (ms|s|m|h|d)", label) for label in drawn), drawn
-    steps = {round(_seconds(a) - _seconds(b), 6) for a, b in zip(drawn, drawn[1:])}
+    steps = {round(_seconds(a) - _seconds(b), 6) for a, b in pairwise(drawn)}
     assert len(steps) == 1, f"evenly stepped: {drawn}"
 
 

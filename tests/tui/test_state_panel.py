@@ -57,6 +57,6 @@ def test_checkpoint_tab_opens_a_batchs_state(spark, tmp_path, unchanged):
     assert table_title(expected) in statics and partition_line(expected) in statics
     assert f"batch {batch} (version {batch + 1})" in table_title(expected)
     names = [c.name.rsplit(".", 1)[-1] for c in expected.columns]
-    assert rows == [[text(v, n) for n, v in zip(names, r)] for r in expected.rows]
+    assert rows == [[text(v, n) for n, v in zip(names, r, strict=True)] for r in expected.rows]
     assert len(rows) == min(20, expected.total_rows)
     assert "not committed" in error

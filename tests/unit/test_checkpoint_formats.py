@@ -19,7 +19,7 @@ def write(root: Path, batches: int, *, conf=lambda b: CONF, ts=lambda b: 1_700_0
     (root / "metadata").write_text('{"id":"q"}')
     for b in range(batches):
         meta = {"batchWatermarkMs": 0, "batchTimestampMs": ts(b), "conf": conf(b)}
-        (root / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + '\n{"logOffset":%d}' % offset(b))
+        (root / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + f'\n{{"logOffset":{offset(b)}}}')
         (root / "commits" / str(b)).write_text(commit(b) if commit else 'v1\n{"nextBatchWatermarkMs":0}')
     return root
 

@@ -15,7 +15,7 @@ QID = "11111111-2222-3333-4444-555555555555"
 CONF = {"spark.sql.shuffle.partitions": "2", "spark.sql.streaming.stateStore.providerClass": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"}
 
 
-def write_cp(root: Path, batches: int = 3, commits: int | None = None, wm=lambda b: 0, conf=lambda b: CONF, source_lines=lambda b: ['{"logOffset":%d}' % b]) -> Path:
+def write_cp(root: Path, batches: int = 3, commits: int | None = None, wm=lambda b: 0, conf=lambda b: CONF, source_lines=lambda b: [f'{{"logOffset":{b}}}']) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "metadata").write_text(json.dumps({"id": QID}))
     (root / "offsets").mkdir(exist_ok=True)
@@ -24,7 +24,7 @@ def write_cp(root: Path, batches: int = 3, commits: int | None = None, wm=lambda
         meta = {"batchWatermarkMs": wm(b), "batchTimestampMs": 1_700_000_000_000 + b * 1000, "conf": conf(b)}
         (root / "offsets" / str(b)).write_text("v1\n" + json.dumps(meta) + "\n" + "\n".join(source_lines(b)))
     for b in range(batches if commits is None else commits):
-        (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":%d}' % wm(b))
+        (root / "commits" / str(b)).write_text(f'v1\n{{"nextBatchWatermarkMs":{wm(b)}}}')
     return root
 
 
@@ -197,7 +197,7 @@ def test_file_sink_discovered_in_a_workspace_layout(tmp_path, unchanged):
     meta = tmp_path / "ws" / "tables" / "p" / "gold" / "_spark_metadata"
     meta.mkdir(parents=True)
     for b in range(2):
-        (meta / str(b)).write_text('v1\n{"path":"file:/t/part-%d.parquet","size":10,"isDir":false,"modificationTime":1,"blockReplication":1,"blockSize":1,"action":"add"}' % b)
+        (meta / str(b)).write_text(f'v1\n{{"path":"file:/t/part-{b}.parquet","size":10,"isDir":false,"modificationTime":1,"blockReplication":1,"blockSize":1,"action":"add"}}')
     unchanged(meta)
     cp = read_checkpoint(unchanged(root))
     assert cp.sink is not None and cp.sink.latest_batch_id == 1

@@ -30,8 +30,8 @@ def _local_cp(root: Path) -> Path:
     (root / "sources" / "0").mkdir(parents=True)
     (root / "metadata").write_text('{"id":"s3-query"}')
     for b in range(4):
-        (root / "offsets" / str(b)).write_text('v1\n{"batchWatermarkMs":0,"batchTimestampMs":%d,"conf":{"spark.sql.shuffle.partitions":"2"}}\n{"logOffset":%d}' % (b, b))
-        (root / "sources" / "0" / str(b)).write_text('v1\n{"path":"s3://in/f%d","timestamp":1,"batchId":%d}' % (b, b))
+        (root / "offsets" / str(b)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":{b},"conf":{{"spark.sql.shuffle.partitions":"2"}}}}\n{{"logOffset":{b}}}')
+        (root / "sources" / "0" / str(b)).write_text(f'v1\n{{"path":"s3://in/f{b}","timestamp":1,"batchId":{b}}}')
     for b in range(3):
         (root / "commits" / str(b)).write_text('v1\n{"nextBatchWatermarkMs":0}')
     (root / "state" / "0" / "0").mkdir(parents=True)

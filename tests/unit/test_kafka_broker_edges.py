@@ -38,7 +38,7 @@ def test_stop_grace_then_kill_is_quick(tmp_path):
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     kept = tmp_path / "given"
     kept.mkdir()
-    log = open(kept / "broker.log", "ab")
+    log = open(kept / "broker.log", "ab")  # noqa: SIM115 - handed to LocalKafka, whose stop() must close it
     broker = LocalKafka("127.0.0.1:1", kept, proc, owns_dir=False, _log=log)
     broker.stop(grace_s=0.2)
     assert proc.returncode == -9  # SIGKILL once the grace period passed

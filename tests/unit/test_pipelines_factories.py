@@ -94,7 +94,7 @@ def test_flights_factory_killed_around_a_file_resumes_without_losing_or_repeatin
     clean = sorted((tmp_path / "clean").glob("flights_*.csv"))
     killed = sorted((tmp_path / "killed").glob("flights_*.csv"))
     assert [p.name for p in killed] == [p.name for p in clean]
-    for a, b in zip(clean, killed):
+    for a, b in zip(clean, killed, strict=True):
         assert a.read_text() == b.read_text(), f"{b.name} differs from the uninterrupted run"
 
 

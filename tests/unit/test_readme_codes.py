@@ -82,7 +82,7 @@ def _documented_findings() -> dict[str, set[str]]:
         severities = cells[1].split("/")
         assert codes and set(severities) <= {"info", "warning", "error"}, cells
         if len(codes) == len(severities) and len(codes) > 1:  # `a`, `b` | warning/info: one each
-            for code, sev in zip(codes, severities):
+            for code, sev in zip(codes, severities, strict=True):
                 out.setdefault(code, set()).add(sev)
         else:
             for code in codes:

@@ -75,7 +75,7 @@ def write_row(kinds: list[str], values: list) -> bytes:
     nulls = 0
     slots = []
     tail = b""
-    for i, (kind, v) in enumerate(zip(kinds, values)):
+    for i, (kind, v) in enumerate(zip(kinds, values, strict=True)):
         if v is None:
             nulls |= 1 << i
             slots.append(bytes(8))
@@ -148,11 +148,11 @@ def test_columns_equal_the_values_written_and_the_per_row_decoder(table, prefix)
     assert ok.tolist() == [True] * len(rows)
     per_row = compile_row(sch)
     for i, r in enumerate(rows):
-        want = tuple(expected(k, v) for k, v in zip(kinds, r))
+        want = tuple(expected(k, v) for k, v in zip(kinds, r, strict=True))
         got = tuple(c[i] for c in cols)
         slow = per_row(blobs[i], prefix, len(blobs[i]) - prefix)
-        assert all(_same(g, w) for g, w in zip(got, want)), (got, want)
-        assert all(_same(g, s) for g, s in zip(got, slow)), (got, slow)
+        assert all(_same(g, w) for g, w in zip(got, want, strict=True)), (got, want)
+        assert all(_same(g, s) for g, s in zip(got, slow, strict=True)), (got, slow)
 
 
 def test_strings_of_every_length_ascii_and_not():
@@ -180,7 +180,7 @@ def test_broken_rows_are_flagged_and_the_per_row_decoder_raises():
     cols, ok = compile_batch(sch, versioned=False)(blobs)
     assert ok.tolist() == [True, False, False, False, False, True]
     per_row = compile_row(sch)
-    for b, flag in zip(blobs, ok.tolist()):
+    for b, flag in zip(blobs, ok.tolist(), strict=True):
         if flag:
             continue
         with pytest.raises(RowError):
