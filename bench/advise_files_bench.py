@@ -7,7 +7,7 @@ The job: a file source over ``BACKLOG`` small JSON files (``ROWS_PER_FILE`` rows
 
 1. ``derive``: the job without a limit (processing-time trigger) reads the backlog in its first
    batch, then ``LATER`` batches of ``ARRIVING`` files landed one batch at a time. streamwatch's
-   rule (:func:`streamwatch.analysis.advice.max_files_per_trigger`) on that checkpoint must say
+   rule (:func:`streamwatch.analysis.advice_files.max_files_per_trigger`) on that checkpoint must say
    ``change``; its ``target`` is the advised limit.
 2. ``no limit`` and ``advised`` (``maxFilesPerTrigger`` = target) alternate for
    ``ADVISE_BENCH_ROUNDS`` rounds (default 5), each on a fresh checkpoint over the same
@@ -116,7 +116,8 @@ def _wait_batches(q, n: int, deadline_s: float = 600) -> None:
 def derive_target(spark, base: Path) -> int:
     """The bad job as it runs in production: the backlog, then a few small arrivals; then
     streamwatch's rule on its checkpoint → the advised limit."""
-    from streamwatch.analysis.advice import Verdict, max_files_per_trigger, progress_durations
+    from streamwatch.analysis.advice import Verdict, progress_durations
+    from streamwatch.analysis.advice_files import max_files_per_trigger
     from streamwatch.checkpoint import read_checkpoint
     from streamwatch.model.events import QueryProgress
 

@@ -7,7 +7,7 @@ the same run, the arms alternated (``bench.rounds``) for ``ADVISE_BENCH_ROUNDS``
 query at all (the JVM's floor), the default trigger (Spark polls every
 ``spark.sql.streaming.pollingDelay``, 10 ms, while idle), ``processingTime=100ms`` (the bad
 configuration) and the interval streamwatch advises. streamwatch's rule
-(:func:`streamwatch.analysis.advice.trigger_interval`) runs first on the checkpoint of a 100 ms
+(:func:`streamwatch.analysis.advice_trigger.trigger_interval`) runs first on the checkpoint of a 100 ms
 run that idled ``IDLE_WINDOW_S`` between two files; it must say ``change``, its ``target`` is
 the advised interval. Per run: the Spark JVM's CPU seconds (``utime + stime`` of
 ``/proc/<pid>/stat``, the JVM pyspark launched) over ``IDLE_WINDOW_S`` of wall time with the
@@ -137,7 +137,8 @@ def idle_run(spark: Any, pid: int, base: Path, arm: str, r: int) -> IdleRun:
 
 def idle_target(spark: Any, base: Path) -> str:
     """A 100 ms run that idles between two files; streamwatch's rule on its checkpoint → the advised spec."""
-    from streamwatch.analysis.advice import Verdict, checkpoint_durations, interval_text, trigger_interval
+    from streamwatch.analysis.advice import Verdict, checkpoint_durations
+    from streamwatch.analysis.advice_trigger import interval_text, trigger_interval
     from streamwatch.analysis.triggers import parse_trigger
     from streamwatch.checkpoint import read_checkpoint
 
@@ -231,7 +232,8 @@ def file_latencies(progress: Sequence[dict[str, Any]], landed: Sequence[float]) 
 
 
 def behind_part(spark: Any, pid: int, base: Path) -> None:
-    from streamwatch.analysis.advice import Verdict, interval_text, progress_durations, trigger_interval
+    from streamwatch.analysis.advice import Verdict, progress_durations
+    from streamwatch.analysis.advice_trigger import interval_text, trigger_interval
     from streamwatch.analysis.triggers import parse_trigger
     from streamwatch.model.events import QueryProgress
 

@@ -63,14 +63,9 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     listed), advise-trigger-interval (batches longer than the --trigger interval, or a tiny
     interval polling an idle source). Reads only; no Spark.
     """
-    from streamwatch.analysis.advice import (
-        Cores,
-        checkpoint_durations,
-        max_files_per_trigger,
-        progress_durations,
-        shuffle_partitions,
-        trigger_interval,
-    )
+    from streamwatch.analysis.advice import Cores, checkpoint_durations, progress_durations, shuffle_partitions
+    from streamwatch.analysis.advice_files import max_files_per_trigger
+    from streamwatch.analysis.advice_trigger import trigger_interval
     from streamwatch.analysis.triggers import TriggerError, parse_trigger
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
 

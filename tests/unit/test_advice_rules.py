@@ -15,10 +15,10 @@ from streamwatch.analysis.advice import (
     Cores,
     Verdict,
     checkpoint_durations,
-    max_files_per_trigger,
     progress_durations,
     shuffle_partitions,
 )
+from streamwatch.analysis.advice_files import max_files_per_trigger
 from streamwatch.analysis.records import SourceLag
 from streamwatch.checkpoint import read_checkpoint
 from streamwatch.model.events import QueryProgress

@@ -1,4 +1,4 @@
-"""``advise-trigger-interval`` (streamwatch.analysis.advice.trigger_interval) on checkpoints
+"""``advise-trigger-interval`` (streamwatch.analysis.advice_trigger.trigger_interval) on checkpoints
 written here in Spark's on-disk format (``offsets/N`` with its ``batchTimestampMs``,
 ``commits/N`` with a chosen modification time) and on the CLI: every number asserted is one
 this file wrote, and the trigger is the one given (``--trigger``), never inferred."""
@@ -12,14 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from streamwatch.analysis.advice import (
-    BatchDuration,
-    Confidence,
-    Verdict,
-    checkpoint_durations,
-    interval_text,
-    trigger_interval,
-)
+from streamwatch.analysis.advice import BatchDuration, Confidence, Verdict, checkpoint_durations
+from streamwatch.analysis.advice_trigger import interval_text, trigger_interval
 from streamwatch.analysis.triggers import parse_trigger
 from streamwatch.checkpoint import read_checkpoint
 from streamwatch.cli import main
