@@ -157,7 +157,7 @@ class QueryBoard:
         return row
 
     def apply(self, event: Event) -> QueryRow | None:
-        row = self._row(event, getattr(event, "name", None))
+        row = self._row(event, event.name if isinstance(event, (QueryStarted, QueryProgress)) else None)
         if row is None:
             return None
         row.query_id = event.id

@@ -34,7 +34,15 @@ from typing import IO, Any, Self
 import orjson
 
 from streamwatch.events.redact import redact_conf
-from streamwatch.model.events import ListenerStats, UnsupportedEvent
+from streamwatch.model.events import (
+    Event,
+    ListenerStats,
+    QueryIdle,
+    QueryProgress,
+    QueryStarted,
+    QueryTerminated,
+    UnsupportedEvent,
+)
 
 SCHEMA_VERSION = 1
 EVENT_KINDS = ("started", "progress", "idle", "terminated", "stats")
@@ -71,7 +79,7 @@ def encode(obj: Any, recorded_ms: int | None = None) -> bytes:
     elif isinstance(obj, UnsupportedEvent):
         line = {"v": SCHEMA_VERSION, "kind": "unsupported",
                 "event": {"eventClass": obj.event_class, "reason": obj.reason, "line": obj.line}}
-    elif getattr(obj, "kind", None) in EVENT_KINDS and hasattr(obj, "to_dict"):
+    elif isinstance(obj, (QueryStarted, QueryIdle, QueryTerminated, QueryProgress, ListenerStats)):
         line = {"v": SCHEMA_VERSION, "kind": obj.kind,
                 "t": int(time.time() * 1000) if recorded_ms is None else recorded_ms, "event": obj.to_dict()}
     else:
@@ -227,7 +235,7 @@ class JsonlRecorder(Recorder):
         self._emit(encode(self.header))
 
 
-def decode(line: bytes | str) -> Any:
+def decode(line: bytes | str) -> Event | ListenerStats | UnsupportedEvent | RecordingHeader | None:
     """The model object for one JSONL line (an event, ``ListenerStats``, ``UnsupportedEvent``
     or :class:`RecordingHeader`); None for an unknown kind (a newer writer's addition).
     Raises ``ValueError`` for invalid JSON, a newer schema version, or a malformed event."""

@@ -9,10 +9,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from streamwatch.errors import ExitCode, StreamwatchError, one_line
 from streamwatch.events.jsonl import RecordingHeader, decode
+from streamwatch.model.events import Event, ListenerStats, UnsupportedEvent
+
+#: What a recording line holds once decoded (the header is kept in the report, not yielded).
+Recorded = Event | ListenerStats | UnsupportedEvent
 
 
 class EventSourceError(StreamwatchError):
@@ -40,7 +44,7 @@ class ReadReport:
             self.problems.append(text)
 
 
-def recording_lines(fh: IO[bytes], report: ReadReport, where: str) -> Iterator[Any]:
+def recording_lines(fh: IO[bytes], report: ReadReport, where: str) -> Iterator[Recorded]:
     """Model objects of the complete lines of a recording file ``fh`` (``where`` names it in
     problems); a truncated last line and bad lines are counted in ``report``."""
     for n, raw in enumerate(fh, 1):
@@ -52,7 +56,7 @@ def recording_lines(fh: IO[bytes], report: ReadReport, where: str) -> Iterator[A
         yield from decoded_line(raw, report, f"{where}:{n}")
 
 
-def decoded_line(raw: bytes, report: ReadReport, where: str) -> Iterator[Any]:
+def decoded_line(raw: bytes, report: ReadReport, where: str) -> Iterator[Recorded]:
     """The model object of one recording line (none for the header, unknown or bad lines,
     which are counted in ``report``)."""
     try:
@@ -66,7 +70,7 @@ def decoded_line(raw: bytes, report: ReadReport, where: str) -> Iterator[Any]:
         if report.header is None:
             report.header = obj
     else:
-        if getattr(obj, "kind", None) == "unsupported":
+        if isinstance(obj, UnsupportedEvent):
             report.unsupported += 1
         yield obj
 
