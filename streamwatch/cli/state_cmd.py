@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -56,6 +56,8 @@ Exit codes:
 #: batch committed yet): 1, as ``lineage`` exits 1 when no query has read a file yet — not 4,
 #: which says the state could not be read.
 EXIT_NOTHING = ExitCode.WARNINGS
+
+_T = TypeVar("_T")
 
 def _leaf(col: str) -> str:
     return col.rsplit(".", 1)[-1]
@@ -361,26 +363,25 @@ class _Which:
 def _read(which: _Which, as_json: bool) -> list[StateTable]:
     """Every row of the tables asked for, in memory (:func:`~streamwatch.state.read_state`);
     exits 1 (nothing to show) or 4 (unreadable) when they cannot be read."""
-    from streamwatch.state import StateReadError, read_state
+    from streamwatch.state import read_state
 
-    try:
-        return read_state(which.checkpoint, operator=which.operator, store=which.store, batch=which.batch,
-                          partition=which.partition, limit=which.limit, var=which.var)
-    except StateReadError as e:
-        _refused(which, e, as_json)
-    except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
-        _unreadable(which.checkpoint, e)
+    return _tables(which, as_json, read_state)
 
 
 def _stream(which: _Which, as_json: bool) -> list[StateStream]:
     """The tables asked for, their rows decoded as iterated
     (:func:`~streamwatch.state.reader.stream_state`); exits as :func:`_read` does."""
-    from streamwatch.state import StateReadError
     from streamwatch.state.reader import stream_state
 
+    return _tables(which, as_json, stream_state)
+
+
+def _tables(which: _Which, as_json: bool, reader: Callable[..., list[_T]]) -> list[_T]:
+    from streamwatch.state import StateReadError
+
     try:
-        return stream_state(which.checkpoint, operator=which.operator, store=which.store, batch=which.batch,
-                            partition=which.partition, limit=which.limit, var=which.var)
+        return reader(which.checkpoint, operator=which.operator, store=which.store, batch=which.batch,
+                      partition=which.partition, limit=which.limit, var=which.var)
     except StateReadError as e:
         _refused(which, e, as_json)
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's checkpoint
