@@ -105,12 +105,13 @@ def _pace(cp: Checkpoint | None, durations: Sequence[BatchDuration]) -> _Pace:
 
 
 def trigger_interval(trigger: Trigger | None, cp: Checkpoint | None, durations: Sequence[BatchDuration],
-                     idle_events: int | None = None) -> Advice:
+                     idle_events: int | None = None, trigger_source: str = "--trigger") -> Advice:
     """``advise-trigger-interval`` (see the module docstring). ``trigger`` is the one the query
     runs with (``--trigger``: neither the checkpoint nor the listener's events record it; None:
     unknown); ``durations`` the batch times measured (the last :data:`RECENT_BATCHES` are
-    judged); ``idle_events`` the ``QueryIdleEvent``s of the recording (None without one).
-    ``target`` is the advised interval in ms."""
+    judged); ``idle_events`` the ``QueryIdleEvent``s of the recording (None without one);
+    ``trigger_source`` where the trigger came from (the evidence names it). ``target`` is the
+    advised interval in ms."""
     code, setting = TRIGGER_CODE, "trigger (DataStreamWriter.trigger)"
     pace = _pace(cp, durations)
     ev = pace.evidence
@@ -128,7 +129,7 @@ def trigger_interval(trigger: Trigger | None, cp: Checkpoint | None, durations: 
                       needs="a query run with a processing-time trigger or the default one")
     interval = trigger.interval_ms or 0
     poll = interval or POLLING_DELAY_MS
-    ev = (Evidence("trigger interval", interval, "ms", f"--trigger {trigger.spec}"), *ev)
+    ev = (Evidence("trigger interval", interval, "ms", f"{trigger_source} {trigger.spec}"), *ev)
     med, wait = pace.batch_ms, pace.wait_ms
     # waiting for data at least half of the time, polled at least every IDLE_MAX_INTERVAL_MS
     waiting = wait is not None and wait >= max(med or 0, IDLE_GAP_FACTOR * poll)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from streamwatch.analysis.board import DEFAULT_HISTORY, QueryBoard, QueryRow
+from streamwatch.analysis.dashboard_health import DashboardHealth
 from streamwatch.analysis.diagnosis import CheckpointHead, Diagnosis, diagnose
 from streamwatch.analysis.journeys import Consumed, Journey, backlog, consumed_files, journeys
 from streamwatch.analysis.pipeview import PipelineGraph
@@ -59,6 +60,8 @@ class DashboardModel:
     pipeline: PipelineGraph | None = None
     #: the latest consumer-lag measurement of each query reading Kafka (by query name)
     kafka_lag: dict[str, KafkaLag] = field(default_factory=dict)
+    #: each query's run outcomes and commit times from the listener, and lag samples (health verdict)
+    health: DashboardHealth = field(default_factory=DashboardHealth)
     _journeys: list[Journey] | None = None
     #: per query: (the row, its progress count when last looked at) — progress is looked at
     #: for real-time evidence once, not on every frame

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -14,8 +13,6 @@ from streamwatch.cli.stores_help import OBJECT_STORES
 from streamwatch.errors import Unreadable
 
 if TYPE_CHECKING:
-    from streamwatch.analysis.records import SourceLag
-    from streamwatch.model.checkpoint import Checkpoint
     from streamwatch.model.events import QueryProgress
 
 EPILOG = """\b
@@ -63,9 +60,8 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     listed), advise-trigger-interval (batches longer than the --trigger interval, or a tiny
     interval polling an idle source). Reads only; no Spark.
     """
-    from streamwatch.analysis.advice import Cores, checkpoint_durations, progress_durations, shuffle_partitions
-    from streamwatch.analysis.advice_files import max_files_per_trigger
-    from streamwatch.analysis.advice_trigger import trigger_interval
+    from streamwatch.analysis.advice import Cores
+    from streamwatch.analysis.advise_run import advise_checkpoint
     from streamwatch.analysis.triggers import TriggerError, parse_trigger
     from streamwatch.checkpoint import CheckpointError, read_checkpoint
 
@@ -78,11 +74,8 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     except CheckpointError as e:
         raise Unreadable(str(e)) from None
     progress, idle = _progress(recording, cp.query_id) if recording is not None else ((), None)
-    durations = progress_durations(progress) or checkpoint_durations(cp, _commit_mtimes(path, cp.commit_batch_ids))
     have = Cores(cores, "--cores") if cores is not None else Cores(os.cpu_count(), "os.cpu_count() on this machine")
-    found = [shuffle_partitions(cp, progress, have, durations),
-             *max_files_per_trigger(cp, durations, _lags(path, cp)),
-             trigger_interval(trigger, cp, durations, idle)]
+    found = advise_checkpoint(path, cp, trigger, have, progress, idle)
     if as_json:
         import orjson
 
@@ -98,55 +91,6 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
                 if text:
                     click.echo(f"  {label}: {text}")
     sys.exit(CHANGE if any(a.verdict.value == "change" for a in found) else OK)
-
-
-def _commit_mtimes(path: str, batch_ids: Sequence[int]) -> dict[int, int]:
-    """batch id → ``commits/N``'s modification time (epoch ms), for the last 100 batches."""
-    from streamwatch.checkpoint.fs import open_storage
-    from streamwatch.checkpoint.storage import StorageError
-
-    try:
-        storage, root = open_storage(path)
-    except StorageError as e:
-        raise Unreadable(str(e)) from None
-    out = {}
-    for b in batch_ids[-100:]:
-        ms = storage.mtime_ms(storage.join(root, "commits", str(b)))
-        if ms is not None:
-            out[b] = ms
-    return out
-
-
-def _lags(path: str, cp: Checkpoint) -> dict[str, SourceLag]:
-    """Each file source's :class:`SourceLag` now: its folder listed against its log, the
-    rates measured since the plan of the oldest of the last 10 committed batches. The query
-    may be stopped (a checkpoint read offline), so a pause in planning is not judged
-    (``patience_ms`` None). Sources whose folder cannot be listed are absent."""
-    import time
-
-    from streamwatch.analysis.lag import FileSourceLag
-    from streamwatch.analysis.probe import Probe, ProbeError
-
-    try:
-        probe = Probe(path)
-    except ProbeError:
-        return {}
-    fb = cp.files_by_batch()
-    planned = {e.batch_id: e.timestamp_ms for e in cp.offsets if e.timestamp_ms is not None}
-    recent = [b for b in cp.commit_batch_ids[-10:] if b in planned]
-    out = {}
-    for log in cp.sources:
-        if not log.entries_loaded:
-            continue
-        reads = [fb.files_read(b, log.name) for b in recent]
-        lag = FileSourceLag(probe, probe.root, log.name, ((e.path, e.timestamp_ms) for e in log.entries),
-                            max((e.batch_id for e in log.entries), default=-1))
-        out[log.name] = lag.measure(
-            query_id=cp.query_id or "", query="", checkpoint=path, now_ms=int(time.time() * 1000),
-            window_from_ms=min((planned[b] for b in recent), default=None),
-            files_read_in_window=None if not recent or any(r is None for r in reads) else sum(len(r or ()) for r in reads),
-            planned_since_ms=max(planned.values(), default=None), patience_ms=None)
-    return out
 
 
 def _progress(recording: str, query_id: str | None) -> tuple[tuple[QueryProgress, ...], int]:

@@ -1,5 +1,5 @@
 """What a ``:`` command line parses to and how its arguments are parsed: one typed
-:class:`Command` a kind (:class:`ShowTab`, :class:`QueryControl`, :class:`SetTrigger` …) whose
+:class:`Command` a kind (:class:`ShowTab`, :class:`QueryControl`, :class:`SetTrigger`, :class:`Advise` …) whose
 :meth:`Command.run` calls the :class:`Runner` method of its kind —
 :class:`streamwatch.tui.control.Controls` implements them — and the parser of each kind's
 arguments, which a :class:`CommandSpec` of the registry (:mod:`streamwatch.tui.commands`)
@@ -42,6 +42,8 @@ class Runner(Protocol):
     def help(self, cmd: Help) -> None: ...
 
     def open_state(self, cmd: OpenState) -> None: ...
+
+    def advise(self, cmd: Advise) -> None: ...
 
     def quit(self, cmd: Quit) -> None: ...
 
@@ -152,6 +154,17 @@ class OpenState(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class Advise(Command):
+    """Tuning advice for ``query`` (None: the selected query), measured on its checkpoint
+    with the trigger the backend started it with, shown in the detail tab."""
+
+    query: str | None = None
+
+    def run(self, runner: Runner) -> None:
+        runner.advise(self)
+
+
+@dataclass(frozen=True, slots=True)
 class Quit(Command):
     """Stop the queries and exit."""
 
@@ -255,6 +268,11 @@ def args_state(spec: CommandSpec, args: list[str], known: Known) -> Command:
     if len(args) > 1 or (args and not args[0].isdigit()):
         raise CommandError("state: give a batch id, e.g. :state 12")
     return OpenState(spec.name, int(args[0]) if args else None)
+
+
+def args_advise(spec: CommandSpec, args: list[str], known: Known) -> Command:
+    """``advise [QUERY]``: a known query (None: the selected one)."""
+    return Advise(spec.name, _query(spec, args, known)[0])
 
 
 def args_filter(spec: CommandSpec, args: list[str], known: Known) -> Command:

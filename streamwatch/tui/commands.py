@@ -21,6 +21,7 @@ from streamwatch.tui.command_args import (
     Known,
     Pause,
     Quit,
+    args_advise,
     args_filter,
     args_land,
     args_query_control,
@@ -64,6 +65,8 @@ REGISTRY: tuple[CommandSpec, ...] = (
                 args_trigger, controls=(Control.SET_TRIGGER,)),
     CommandSpec("pause", "", "freeze the display (events are still recorded)", bare(lambda n: Pause(n, True))),
     CommandSpec("resume", "", "unfreeze the display", bare(lambda n: Pause(n, False))),
+    CommandSpec("advise", "[QUERY]", "tuning advice for a query (default: the selected one), measured on its "
+                "checkpoint with the trigger it runs with: shown in the detail tab", args_advise, takes_query=True),
     CommandSpec("filter", "[TEXT]", "filter the current view (same as /)", args_filter),
     CommandSpec("help", "", "keys and commands", bare(Help)),
     CommandSpec("quit", "", "stop the queries and exit (also :q)", bare(Quit)),

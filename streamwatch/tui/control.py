@@ -17,6 +17,7 @@ from streamwatch.backends.base import Backend, Control
 from streamwatch.errors import one_line
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.tui.command_args import (
+    Advise,
     Command,
     CommandError,
     Filter,
@@ -112,6 +113,25 @@ class Controls:
             app.set_status(f"state: batch {batch} of {name} is not committed (last committed: {committed[-1]})", "warning")
             return
         app.push_screen(StateScreen(checkpoint, name or "", batch))
+
+    def advise(self, cmd: Advise) -> None:
+        """Advice for the query named (the selected one without a name), measured in a worker
+        and shown in the detail tab (:mod:`streamwatch.tui.views.advice`)."""
+        from streamwatch.tui.views.advice import AdviceSection, advice_request
+
+        app = self.app
+        name = cmd.query or app.selected
+        if name is None:
+            app.set_status("advise: no query selected", "warning")
+            return
+        try:
+            request = advice_request(app.plan, app.model, name)
+        except KeyError:
+            app.set_status(f"advise: no checkpoint known for {name}", "warning")
+            return
+        app.selected = request.query
+        app.action_tab(Tab.DETAIL)
+        app.dashboard.query_one(AdviceSection).load(request)
 
     # -- controls on the backend -------------------------------------------------------------------
     def query_control(self, cmd: QueryControl) -> None:

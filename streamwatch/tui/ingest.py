@@ -15,7 +15,7 @@ from typing import Protocol
 from streamwatch.analysis.dashboard import DashboardModel
 from streamwatch.analysis.pipeview import PipelineGraph
 from streamwatch.errors import one_line
-from streamwatch.model.events import Event, QueryProgress, QueryTerminated
+from streamwatch.model.events import Event, QueryProgress, QueryStarted, QueryTerminated
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.model.landing import LandedFile
 from streamwatch.model.runtime import QueryNotRun, QueryQueued, RecordedSession, RuntimeNotice, SessionInfo
@@ -46,6 +46,8 @@ def ingest(model: DashboardModel, obj: object, ui: Reporter) -> bool:
         m.log(event_line(obj, name))
         if row is None:
             return False
+        if isinstance(obj, (QueryStarted, QueryProgress, QueryTerminated)):
+            m.health.observe_run(row.name, obj)  # the health verdict's runs and commit times
         if row.status == "failed" and isinstance(obj, QueryTerminated) and obj.exception:
             msg = f"{row.name} failed in batch {row.failed_batch_id}: {one_line(row.exception)}"
             ui.set_status(msg, "error", about=row.name)

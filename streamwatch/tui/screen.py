@@ -234,10 +234,11 @@ class DashboardScreen(Screen[None]):
         the query just opened, not what the tab showed when it was last on screen (the redraw
         on ``TabActivated`` comes through two message queues, a paint or more later). That
         paint builds no chart of the detail tab (they follow, one a paint)."""
-        if tab != self.active_tab:
-            if tab is Tab.DETAIL:
-                self.query_one(DetailView).defer_charts()
-            self.draw_tab(model, tab)
+        if tab != self.active_tab and tab is Tab.DETAIL:
+            self.query_one(DetailView).defer_charts()
+        # drawn even when it is the tab on screen: ``:detail other`` changes what it shows, and
+        # a replay that has ended sends no event to draw the next frame
+        self.draw_tab(model, tab)
         self.query_one("#tabs", TabbedContent).active = tab.value
 
     def draw_tab(self, model: DashboardModel, tab: Tab) -> None:

@@ -15,15 +15,21 @@ from textual.widgets import Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import QueryRow
 from streamwatch.analysis.dashboard import DashboardModel
+from streamwatch.analysis.dashboard_health import facts_of
+from streamwatch.analysis.health_window import Health
 from streamwatch.analysis.samples import OPERATIONS, SampleHistory
 from streamwatch.model.events import QueryProgress
 from streamwatch.model.kafka import KafkaLag
 from streamwatch.tui.charts import Chart, StackedBars, TimelineChart
+from streamwatch.tui.views.advice import AdviceSection
 from streamwatch.tui.views.base import ModelView
 from streamwatch.tui.views.table import SyncTable
 
 OPERATOR_COLUMNS = ("operator", "rows total", "updated", "removed", "dropped (wm)", "memory", "custom metrics")
 SOURCE_COLUMNS = ("source", "start offset", "end offset", "latest offset", "rows", "in rows/s", "metrics")
+#: how each health verdict is coloured in the detail head
+HEALTH_STYLES = {Health.OK: "green", Health.IDLE: "cyan", Health.LAGGING: "yellow", Health.STALLED: "bold red",
+                 Health.STOPPED: "bold red", Health.FAILING: "bold red", Health.UNKNOWN: "dim"}
 
 
 class DetailView(ModelView, VerticalScroll):
@@ -67,6 +73,7 @@ class DetailView(ModelView, VerticalScroll):
         kafka.display = False  # only for a query reading Kafka
         yield kafka
         yield Static("", id="detail-sink")
+        yield AdviceSection(id="detail-advice")
 
     def action_scroll_right(self) -> None:
         """→: the tables (state operators, sources) show their next column (the tab itself is
@@ -135,10 +142,13 @@ class DetailView(ModelView, VerticalScroll):
             self._put(sink, Text(f"sink {p.sink.description[:80]} · last batch wrote {rows_out} rows"))
         else:
             self._put(sink, "sink: no batch yet")
+        self.query_one(AdviceSection).follow(row.name)
         self.shown = row.name
 
     def _draw_head(self, model: DashboardModel, row: QueryRow) -> None:
-        """The query's name, status and diagnosis, batch, trigger, output mode and row counts."""
+        """The query's name, status and diagnosis, batch, trigger, output mode and row counts, and
+        — once its checkpoint was scanned — its health over the sliding window with the reason
+        (:mod:`streamwatch.analysis.dashboard_health`: the verdict ``watch`` judges)."""
         diagnosis = model.diagnoses.get(row.name)
         trigger = model.trigger_label(row.name)
         mode = model.output_mode_of(row.name)
@@ -152,6 +162,10 @@ class DetailView(ModelView, VerticalScroll):
         t.append(f"\nbatch {fmt.count(row.batch_id)} · trigger {trigger} · output mode {mode} · "
                  f"{fmt.count(row.progress_count)} progress updates (kept {len(row.history):,}) · "
                  f"rows in {fmt.count(row.total_input_rows)} · out {'unknown' if row.total_output_rows is None else fmt.count(row.total_output_rows)}")
+        if row.name in model.checkpoints or row.name in model.cp_errors:  # scanned: its health can be judged
+            verdict = model.health.verdict(facts_of(model, row.name))
+            t.append(f"\nhealth {verdict.health.value}", style=HEALTH_STYLES.get(verdict.health, ""))
+            t.append(f": {verdict.reason}")
         if row.note:
             t.append(f"\n{row.status}: {row.note}", style="cyan" if row.status == "queued" else "yellow")
         if row.query_id:
