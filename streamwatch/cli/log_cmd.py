@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 from click.core import ParameterSource
 
-from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import RunChoice, check_run_options, object_store_unavailable, run_options
-from streamwatch.errors import ExitCode, UsageError, one_line
+from streamwatch.cli.kafka_opts import KAFKA_OPTION, kafka_for
+from streamwatch.cli.options import (
+    RunChoice,
+    WorkspaceUnwritable,
+    check_run_options,
+    object_store_unavailable,
+    run_options,
+)
+from streamwatch.errors import ExitCode, Unreadable, UsageError, one_line
 
 if TYPE_CHECKING:  # Spark, the recorders and the metrics server are imported when a run starts
     from pyspark.sql import SparkSession
@@ -145,8 +151,7 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
         choice = _checked_choice(pipeline_name, trigger, output_mode_specs, land_every, max_files, master,
                                  workspace, remote)
     except ValueError as e:
-        _say(e.args[0])
-        sys.exit(ExitCode.USAGE)
+        raise UsageError(e.args[0]) from None
     recording = Recording(out, flush_every, max_bytes, segment_seconds)
     _check_numbers(recording, duration)
     from streamwatch.spark.tables import trigger_note
@@ -159,8 +164,7 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
                       ui=not no_ui, remote=remote)
     unavailable = object_store_unavailable(choice.workspace) if remote is None else None
     if unavailable:
-        _say(unavailable)
-        sys.exit(ExitCode.ERRORS)
+        raise WorkspaceUnwritable(unavailable)
     sys.exit(_with_kafka(opts, kafka_bootstrap, _say))
 
 
@@ -191,20 +195,19 @@ def _checked_choice(pipeline_name: str, trigger: str, output_mode_specs: tuple[s
 
 
 def _check_numbers(recording: Recording, duration: float | None) -> None:
-    """Exits 2 with one line on stderr for the first number out of range."""
+    """Raises :class:`UsageError` (exit 2) for the first number out of range."""
     for bad, msg in ((recording.flush_every < 1, "--flush-every must be >= 1"),
                      (duration is not None and duration <= 0, "--duration must be > 0"),
                      (recording.max_bytes is not None and recording.max_bytes < 1, "--max-bytes must be >= 1"),
                      (recording.segment_seconds is not None and recording.segment_seconds <= 0,
                       "--segment-seconds must be > 0")):
         if bad:
-            _say(msg)
-            sys.exit(ExitCode.USAGE)
+            raise UsageError(msg)
 
 
 def _check_out_writable(out: str) -> None:
-    """A local ``--out`` is created (with its folder) before the ~10 s Spark start-up; exits 4
-    with one line when it cannot be."""
+    """A local ``--out`` is created (with its folder) before the ~10 s Spark start-up; raises
+    :class:`Unreadable` (exit 4) when it cannot be."""
     if out in ("-", "") or "://" in out:
         return
     try:
@@ -213,19 +216,16 @@ def _check_out_writable(out: str) -> None:
         with open(out, "ab"):
             pass
     except OSError as e:
-        _say(f"cannot write {out}: {e.strerror or e}")
-        sys.exit(ExitCode.UNREADABLE)
+        raise Unreadable(f"cannot write {out}: {e.strerror or e}") from None
 
 
 def _with_kafka(opts: LogOptions, kafka_bootstrap: str | None, say: Say) -> int:
-    """The run inside :func:`kafka_for` (the pipeline's broker, given or started); its exit code."""
+    """The run inside :func:`kafka_for` (the pipeline's broker, given or started); its exit code.
+    Raises :class:`~streamwatch.cli.kafka_opts.KafkaUnavailable` (exit 3) without a broker."""
     code: int = ExitCode.OK
     try:
         with kafka_for(opts.choice.pipeline, opts.choice.workspace, kafka_bootstrap, say) as options:
             code = _run(opts, options, say)
-    except KafkaUnavailable as e:
-        say(str(e))
-        code = e.exit_code
     except KeyboardInterrupt:
         say("interrupted while the Kafka broker was starting")
     return code

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from streamwatch.analysis.triggers import parse_trigger
+from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.pipeline import DEFAULT_WORKSPACE, Pipeline, Workspace, get_pipeline
 
 _OPTIONS = (
@@ -84,6 +85,13 @@ def check_run_options(pipeline_name: str, trigger: str, output_mode_specs: tuple
     if master is not None and not master.strip():
         raise ValueError("--master must not be empty")
     return RunChoice(pipeline, modes, master.strip() if master else None, ws)
+
+
+class WorkspaceUnwritable(StreamwatchError):
+    """Spark in this process cannot write the workspace (an ``s3a://`` one without
+    ``hadoop-aws``): exit 3."""
+
+    exit_code = ExitCode.ERRORS
 
 
 def object_store_unavailable(ws: Workspace) -> str | None:

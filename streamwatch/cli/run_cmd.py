@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from streamwatch.cli.kafka_opts import KAFKA_OPTION, KafkaUnavailable, kafka_for
-from streamwatch.cli.options import RunChoice, check_run_options, object_store_unavailable, run_options
-from streamwatch.errors import ExitCode
+from streamwatch.cli.kafka_opts import KAFKA_OPTION, kafka_for
+from streamwatch.cli.options import (
+    RunChoice,
+    WorkspaceUnwritable,
+    check_run_options,
+    object_store_unavailable,
+    run_options,
+)
+from streamwatch.errors import UsageError
 
 
 @click.command()
@@ -62,8 +66,7 @@ def run(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
     try:
         choice = check_run_options(pipeline_name, trigger, output_mode_specs, land_every, max_files, master, workspace)
     except ValueError as e:
-        _say(e.args[0])
-        sys.exit(ExitCode.USAGE)
+        raise UsageError(e.args[0]) from None
     _dashboard(choice, trigger, land_every, max_files, not no_ui, history, kafka_bootstrap)
 
 
@@ -82,8 +85,7 @@ def _dashboard(choice: RunChoice, trigger: str, land_every: float, max_files: in
     ws = choice.workspace
     unavailable = object_store_unavailable(ws)
     if unavailable:
-        _say(unavailable)
-        sys.exit(ExitCode.ERRORS)
+        raise WorkspaceUnwritable(unavailable)
     try:
         with kafka_for(choice.pipeline, ws, kafka_bootstrap, _say) as options:
             backend = LiveBackend(
@@ -91,8 +93,5 @@ def _dashboard(choice: RunChoice, trigger: str, land_every: float, max_files: in
                 ui=ui, master=choice.master, output_modes=choice.output_modes, options=options,
             )
             run_dashboard(backend, history=history)
-    except KafkaUnavailable as e:
-        _say(str(e))
-        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _say("interrupted")

@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from streamwatch.errors import ExitCode, Unreadable
+from streamwatch.errors import ExitCode, Unreadable, UsageError
 from streamwatch.state.display import jsonable, text
 
 if TYPE_CHECKING:  # the readers are imported when the command runs, not for --help
@@ -320,8 +320,7 @@ def state(checkpoint: str, operator: int | None, store: str | None, batch: int |
 
 
 def _usage(message: str) -> NoReturn:
-    click.echo(f"streamwatch state: {message}", err=True)
-    sys.exit(ExitCode.USAGE)
+    raise UsageError(message)
 
 
 def _check_combination(as_json: bool, as_csv: bool, audit: bool, recording: str | None) -> None:
@@ -389,8 +388,7 @@ def _tables(which: _Which, as_json: bool, reader: Callable[..., list[_T]]) -> li
 
 
 def _unreadable(checkpoint: str, e: Exception) -> NoReturn:
-    click.echo(f"streamwatch state: {checkpoint}: unreadable ({type(e).__name__}: {e})", err=True)
-    sys.exit(ExitCode.UNREADABLE)
+    raise Unreadable(f"{checkpoint}: unreadable ({type(e).__name__}: {e})") from None
 
 
 def _refused(which: _Which, e: Exception, as_json: bool) -> NoReturn:
@@ -399,8 +397,7 @@ def _refused(which: _Which, e: Exception, as_json: bool) -> NoReturn:
     checkpoint = which.checkpoint
     nothing = _nothing_to_show(checkpoint, which.batch)
     if nothing is None:
-        click.echo(f"streamwatch state: {e}", err=True)
-        sys.exit(ExitCode.UNREADABLE)
+        raise Unreadable(str(e)) from None
     if as_json:
         import orjson
 
