@@ -63,6 +63,8 @@ def test_freeze_moves_what_lives_out_of_sight_and_restore_undoes_hold_and_freeze
 @pytest.mark.usefixtures("collector_as_found")
 def test_restore_without_a_freeze_leaves_a_freeze_made_elsewhere():
     gc.freeze()
-    before = gc.get_freeze_count()
+    assert gc.get_freeze_count() > 0
     GcPolicy().restore()
-    assert gc.get_freeze_count() == before > 0
+    # an unfreeze empties the permanent generation (count 0); frozen objects freed meanwhile by
+    # other threads of the run only lower the count, so "still > 0" is what tells the two apart
+    assert gc.get_freeze_count() > 0
