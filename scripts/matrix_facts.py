@@ -74,6 +74,8 @@ def progress_facts(progress: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "batchId": p["batchId"],
             "numInputRows": p.get("numInputRows"),
             "watermark": (p.get("eventTime") or {}).get("watermark"),
+            "sources": [{"description": s.get("description"), "endOffset": s.get("endOffset"),
+                         "numInputRows": s.get("numInputRows")} for s in p.get("sources") or []],
             "stateOperators": [
                 {k: op.get(k) for k in ("operatorName", "numRowsTotal", "numRowsUpdated", "numRowsRemoved",
                                          "numShufflePartitions", "numStateStoreInstances")}
@@ -93,8 +95,9 @@ def _err(e: BaseException) -> str:
 
 
 def _progress(q: Any) -> list[dict[str, Any]]:
-    """The query's progress as JSON dicts (objects with ``.json`` from 4.0, dicts in 3.5)."""
-    return [p if isinstance(p, dict) else json.loads(p.json) for p in q.recentProgress]
+    """The query's progress as JSON dicts, as the JVM writes them (``StreamingQueryProgress.json``):
+    pyspark 4.0's Python objects turn a source's JSON offsets into Python reprs."""
+    return [json.loads(p.json()) for p in q._jsq.recentProgress()]
 
 
 def metadata_facts(spark: Any, cp: Path) -> Any:

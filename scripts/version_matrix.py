@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 # RECORDER and _err are re-exported for scripts/restart_matrix.py, norm for the matrix tests' references
 from scripts.matrix_facts import RECORDER, Recorder, _err, metadata_facts, norm, progress_facts, store_facts  # noqa: E402, F401
+from scripts.matrix_sources import kafka_jars, source_cases  # noqa: E402
 
 VERSIONS = ("3.5.7", "4.0.5", "4.1.4", "4.2.0", "4.3.0")
 OUT = ROOT / "tests" / "fixtures" / "matrix"
@@ -61,18 +62,40 @@ def _v(s: str) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- build (driver)
 
 def build(versions: list[str]) -> None:
-    for version in versions:
-        venv = VENVS / f"venv-{version}"
-        py = venv / "bin" / "python"
-        if not py.exists():
-            print(f"[{version}] making {venv}", flush=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            subprocess.run([str(py), "-m", "pip", "install", "--progress-bar", "off", f"pyspark=={version}", *PACKAGES],
-                           check=True)
-        out = OUT / version
-        print(f"[{version}] writing {out}", flush=True)
-        env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": str(py), "PYTHONPATH": str(ROOT)}
-        subprocess.run([str(py), str(Path(__file__).resolve()), "write", str(out)], check=True, env=env)
+    from streamwatch.spark.kafka_broker import KafkaBrokerError, LocalKafka
+
+    try:
+        broker: LocalKafka | None = LocalKafka.start()
+    except KafkaBrokerError as e:
+        print(f"no Kafka broker, the kafka case is left out: {e}", flush=True)
+        broker = None
+    try:
+        for version in versions:
+            _build_one(version, broker.bootstrap if broker is not None else None)
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
+def _build_one(version: str, bootstrap: str | None) -> None:
+    venv = VENVS / f"venv-{version}"
+    py = venv / "bin" / "python"
+    if not py.exists():
+        print(f"[{version}] making {venv}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "--progress-bar", "off", f"pyspark=={version}", *PACKAGES],
+                       check=True)
+    out = OUT / version
+    print(f"[{version}] writing {out}", flush=True)
+    env = {**os.environ, "TZ": "UTC", "PYSPARK_PYTHON": str(py), "PYTHONPATH": str(ROOT)}
+    jars = kafka_jars(version)
+    if bootstrap is not None and isinstance(jars, list):
+        env.update(MATRIX_KAFKA=bootstrap, MATRIX_KAFKA_JARS=",".join(map(str, jars)))
+    else:
+        env.pop("MATRIX_KAFKA", None)
+        env["MATRIX_KAFKA_LEFT_OUT"] = jars if isinstance(jars, str) else "no Kafka broker"
+        print(f"[{version}] the kafka case is left out: {jars if isinstance(jars, str) else 'no broker'}", flush=True)
+    subprocess.run([str(py), str(Path(__file__).resolve()), "write", str(out)], check=True, env=env)
 
 
 # --------------------------------------------------------------------------- write (in a venv)
@@ -105,6 +128,7 @@ def case_list(version: tuple[int, ...]) -> dict[str, tuple[Callable[..., Path], 
             "spark.sql.streaming.join.stateFormatVersion": "4", "spark.sql.streaming.join.stateFormatV4.enabled": "true"}})
         cases["named"] = (write_named, {})
         cases["sink_named_v2"] = (write_sink_named, {"provider": Q.ROCKSDB, "changelog": True, "format_version": 2})
+    cases.update(source_cases(version))
     return cases
 
 
@@ -201,10 +225,23 @@ def write(out: Path) -> None:
     from tests.helpers import state_queries as Q
 
     version = _v(pyspark.__version__)
-    if out.exists():
+    only = os.environ.get("MATRIX_CASES", "").split(",") if os.environ.get("MATRIX_CASES") else None
+    facts: dict[str, Any] = {"spark": pyspark.__version__, "cases": {}}
+    if only and (out / "facts.json").is_file():  # some cases again: the others' facts kept
+        facts = json.loads((out / "facts.json").read_text())
+        for name in only:
+            shutil.rmtree(out / name, ignore_errors=True)
+            facts["cases"].pop(name, None)
+    elif out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    spark = (SparkSession.builder.master("local[2]").appName("streamwatch-matrix")
+    out.mkdir(parents=True, exist_ok=True)
+    facts.pop("left_out", None)
+    if not os.environ.get("MATRIX_KAFKA"):
+        facts["left_out"] = {"kafka": os.environ.get("MATRIX_KAFKA_LEFT_OUT", "no Kafka broker")}
+    builder = SparkSession.builder
+    if os.environ.get("MATRIX_KAFKA_JARS"):
+        builder = builder.config("spark.jars", os.environ["MATRIX_KAFKA_JARS"])
+    spark = (builder.master("local[2]").appName("streamwatch-matrix")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.ui.enabled", "false")
@@ -213,8 +250,6 @@ def write(out: Path) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     rec = RECORDER
     rec.wrap(Q)
-    facts: dict[str, Any] = {"spark": pyspark.__version__, "cases": {}}
-    only = os.environ.get("MATRIX_CASES", "").split(",") if os.environ.get("MATRIX_CASES") else None
     for name, (fn, kw) in case_list(version).items():
         if only and name not in only:
             continue
