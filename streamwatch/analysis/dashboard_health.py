@@ -20,10 +20,16 @@ already holds — pure, no file read:
 
 The stuck and idle limits are ``watch``'s (:meth:`~streamwatch.analysis.watch.CheckpointWatcher.judge`)
 with its default ``--poll`` of 1 s as the floor.
+
+The dashboard asks for the verdict every frame (10 a second); :meth:`DashboardHealth.verdict_of`
+judges again only when an input changed (a checkpoint scan, a listener event, a landed file)
+or the clock reached the first moment the verdict could read otherwise (a lag sample due, the
+stuck or idle limit crossed, the seconds a stuck/idle reason shows ticking over).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -64,13 +70,29 @@ class QueryFacts:
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A verdict and what it was judged from: the model's ``inputs`` (compared by identity),
+    the listener ``events`` count, judged at ``at_ms``, holding for any clock before
+    ``until_ms`` (epoch ms; None: the clock does not change it)."""
+
+    inputs: tuple[object, ...]
+    events: int
+    at_ms: int
+    until_ms: int | None
+    verdict: HealthVerdict
+
+
 @dataclass
 class _Kept:
-    """One query's tracker (runs, lag samples), commit times and last sample time."""
+    """One query's tracker (runs, lag samples), commit times, last sample time, listener
+    events taken and the last verdict :meth:`DashboardHealth.verdict_of` judged."""
 
     tracker: HealthTracker = field(default_factory=HealthTracker)
     commits: OrderedDict[int, int] = field(default_factory=OrderedDict)
     sampled_ms: int | None = None
+    events: int = 0
+    judged: _Judged | None = None
 
 
 class DashboardHealth:
@@ -88,6 +110,7 @@ class DashboardHealth:
         """Take in one listener event of query ``name``: its run outcome and, for a progress
         event, when its batch committed (``timestamp`` + ``durationMs.triggerExecution``, ms)."""
         kept = self._of(name)
+        kept.events += 1
         kept.tracker.observe_run(event)
         if isinstance(event, QueryProgress):
             start, took = event.timestamp_ms, event.duration_ms.get("triggerExecution")
@@ -102,6 +125,31 @@ class DashboardHealth:
         or UNKNOWN with what evidence is missing."""
         window = self.window(facts)
         return judge_health(window) if isinstance(window, HealthWindow) else HealthVerdict(Health.UNKNOWN, window, None)
+
+    def verdict_of(self, model: DashboardModel, name: str) -> HealthVerdict:
+        """:meth:`verdict` of :func:`facts_of` ``(model, name)`` at the model's clock, the same
+        object as last time while nothing it reads changed: the query's checkpoint, scanned
+        timeline and scan error, the landed files' journeys (each compared by identity: a scan
+        or a landed file replaces them), the listener events taken (:meth:`observe_run`), and
+        the clock stays before the first moment the verdict could read otherwise
+        (:func:`_valid_until`). A clock that went back judges again."""
+        kept = self._of(name)
+        now = model.clock()
+        cp = model.checkpoints.get(name)
+        timeline = model.timelines.get(name) if cp is not None else None
+        journeys = model.journeys()
+        inputs = (cp, timeline, model.cp_errors.get(name), journeys)
+        last = kept.judged
+        if (last is not None and last.events == kept.events and all(a is b for a, b in zip(last.inputs, inputs, strict=True))
+                and last.at_ms <= now and (last.until_ms is None or now < last.until_ms)):
+            return last.verdict
+        facts = QueryFacts(name, now, timeline, tuple(journeys), (cp.query_id or "") if cp is not None else "",
+                           cp.path if cp is not None else "", model.cp_errors.get(name))
+        window = self.window(facts)
+        verdict = judge_health(window) if isinstance(window, HealthWindow) else HealthVerdict(Health.UNKNOWN, window, None)
+        until = _valid_until(window, kept.sampled_ms, self.poll_s) if isinstance(window, HealthWindow) else None
+        kept.judged = _Judged(inputs, kept.events, now, until, verdict)
+        return verdict
 
     def window(self, facts: QueryFacts) -> HealthWindow | str:
         """The :class:`HealthWindow` of ``facts`` (a lag sample is added when
@@ -119,6 +167,45 @@ class DashboardHealth:
         batches = [b for r in committed[-CADENCE_BATCHES:] if (b := _batch(facts, r, kept.commits)) is not None]
         status = checkpoint_status(facts, batches, kept.commits, self.poll_s)
         return kept.tracker.window(status, batches, kept.commits.items())
+
+
+def _valid_until(window: HealthWindow, sampled_ms: int | None, poll_s: float) -> int | None:
+    """The first clock reading (epoch ms) at which ``window``'s verdict could read otherwise
+    with the same inputs (None: never): the next lag sample due (every :data:`LAG_EVERY_S`),
+    the in-flight batch crossing the stuck limit, the last commit crossing the idle limit, or —
+    once stuck or idle — the whole seconds the reason shows ticking over. Never later than the
+    change (with a clock behind the evidence, elapsed counts as 0: earlier)."""
+    s, now = window.status, window.now_ms
+    ends = [] if sampled_ms is None else [sampled_ms + math.ceil(LAG_EVERY_S * 1000)]
+    stuck_ms, idle_ms = _limits(list(window.batches), s.cadence_ms, poll_s)
+    for elapsed_s, crossed, limit in ((s.in_flight_s, s.stuck, stuck_ms), (s.idle_s, s.idle, idle_ms)):
+        if elapsed_s is None:
+            continue
+        elapsed = round(elapsed_s * 1000)  # 0 for a clock behind the evidence: only ever earlier
+        if crossed:
+            ends.append(now + _next_shown_second(elapsed) - elapsed)
+        elif limit is not None:  # crossed at the first elapsed ms checkpoint_status finds past it
+            crossing = limit if limit / 1000 * 1000 > limit else limit + 1
+            ends.append(now + max(1, crossing - elapsed))
+    return min(ends, default=None)
+
+
+def _next_shown_second(elapsed_ms: int) -> int:
+    """The first elapsed ms after ``elapsed_ms`` whose whole seconds, as a reason shows them
+    (``f"{s:.0f}"``, half to even), differ from ``elapsed_ms``'s."""
+    shown = f"{elapsed_ms / 1000:.0f}"
+    half = int(shown) * 1000 + 500
+    return next(c for c in (half, half + 1) if c > elapsed_ms and f"{c / 1000:.0f}" != shown)
+
+
+def _limits(batches: list[CheckpointBatch], cadence: int | None, poll_s: float) -> tuple[int | None, int | None]:
+    """(stuck limit, idle limit) in ms, as :func:`checkpoint_status` applies them: an in-flight
+    batch older than the first is stuck (None: no batch duration nor cadence to judge by), no
+    batch for longer than the second is idle (None: no cadence); both at least 2 × ``poll_s``."""
+    floor = int(2 * poll_s * 1000)
+    durations = [b.duration_ms for b in batches if b.duration_ms is not None and b.duration_ms >= 0]
+    stuck = max(stuck_limit_ms(durations, cadence), floor) if durations or cadence is not None else None
+    return stuck, None if cadence is None else max(IDLE_FACTOR * cadence, floor)
 
 
 def _in_flight(timeline: Iterable[BatchRow], last_commit: int) -> bool:
@@ -161,16 +248,14 @@ def checkpoint_status(facts: QueryFacts, batches: list[CheckpointBatch], commits
     last_commit = max((r.batch_id for r in timeline if r.has_commit), default=None)
     in_flight = offsets[-1] if offsets and (last_commit is None or offsets[-1].batch_id > last_commit) else None
     cadence = cadence_ms(timeline, batches)
-    floor = int(2 * poll_s * 1000)
+    stuck_ms, idle_ms = _limits(batches, cadence, poll_s)
     in_flight_s = None
     if in_flight is not None and in_flight.timestamp_ms is not None:
         in_flight_s = max(0.0, (now - in_flight.timestamp_ms) / 1000)
-    durations = [b.duration_ms for b in batches if b.duration_ms is not None and b.duration_ms >= 0]
-    stuck = bool(in_flight_s is not None and (durations or cadence is not None)
-                 and in_flight_s * 1000 > max(stuck_limit_ms(durations, cadence), floor))
+    stuck = bool(in_flight_s is not None and stuck_ms is not None and in_flight_s * 1000 > stuck_ms)
     committed_at = commits.get(last_commit) if last_commit is not None else None
     idle_s = max(0.0, (now - committed_at) / 1000) if committed_at is not None and in_flight is None else None
-    idle = bool(idle_s is not None and cadence is not None and idle_s * 1000 > max(IDLE_FACTOR * cadence, floor))
+    idle = bool(idle_s is not None and idle_ms is not None and idle_s * 1000 > idle_ms)
     return CheckpointStatus(facts.query_id, facts.name, facts.checkpoint, now, last_offset, last_commit,
                             in_flight.batch_id if in_flight is not None else None, in_flight_s, cadence, stuck,
                             idle, idle_s)

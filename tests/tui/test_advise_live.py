@@ -20,10 +20,11 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.live_wait import until as wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -83,13 +84,11 @@ def test_advise_shows_in_the_detail_tab_what_the_cli_says_with_sparks_trigger(sp
     app = StreamwatchApp(backend, checkpoint_refresh_s=0, watch_landing=False)
     seen: dict[str, object] = {}
 
+    def state() -> str:
+        return f"status {app.query_one('#status').render()}"
+
     async def until(pilot, predicate, what: str, timeout_s: float = 180) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; "
-                                     f"status {app.query_one('#status').render()}")
-            await pilot.pause(0.2)
+        await wait_until(pilot, predicate, what, timeout_s=timeout_s, state=state)
 
     async def scenario() -> None:
         async with app.run_test(size=(140, 50)) as pilot:

@@ -17,10 +17,11 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.live_wait import until as wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -89,13 +90,11 @@ def test_detail_head_says_ok_then_stopped_as_spark_and_watch_do(spark, tmp_path)
         m = re.search(r"^health (\w+): (.*)$", head(), re.M)
         return m.group(1) if m else ""
 
+    def state() -> str:
+        return f"active {active()}; commits {_commits(cp)[-3:]}; head {head()!r}"
+
     async def until(pilot, predicate, what: str, timeout_s: float = 180) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; active {active()}; "
-                                     f"commits {_commits(cp)[-3:]}; head {head()!r}")
-            await pilot.pause(0.2)
+        await wait_until(pilot, predicate, what, timeout_s=timeout_s, state=state)
 
     async def scenario() -> None:
         async with app.run_test(size=(120, 40)) as pilot:

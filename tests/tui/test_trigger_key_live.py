@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 
 import pytest
+
+from tests.helpers.live_wait import until as wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -55,13 +56,11 @@ def test_t_restarts_the_named_query_with_the_trigger_spark_then_runs(spark, tmp_
                           initial_files=0, ui=False)
     app = StreamwatchApp(backend, checkpoint_refresh_s=0, watch_landing=False)
 
+    def state() -> str:
+        return f"spark {_runs(spark)}; status {app.query_one('#status').render()}"
+
     async def until(pilot, predicate, what: str, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; spark {_runs(spark)}; "
-                                     f"status {app.query_one('#status').render()}")
-            await pilot.pause(0.2)
+        await wait_until(pilot, predicate, what, timeout_s=timeout_s, state=state)
 
     def cell(name: str) -> str:
         return str(app.dashboard.query_one("#query-table").get_cell(name, "trigger"))

@@ -138,3 +138,105 @@ def test_lag_samples_are_taken_at_most_every_lag_every_s():
         window = h.window(QueryFacts("bronze", base + dt, _rows(3), journeys, "q", "/cp"))
     assert isinstance(window, HealthWindow)
     assert [lag.at_ms - base for lag in window.lags] == [0, 5_000, 10_000]
+
+
+# -- the verdict kept from frame to frame (DashboardHealth.verdict_of) ----------------------------
+
+
+class _Clock:
+    """The dashboard model's clock (epoch ms), set by the test."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+class _Frames:
+    """A dashboard model holding query ``bronze``'s scan (a checkpoint with no file source) and
+    listener events, and a twin :class:`DashboardHealth` fed the same events and judging afresh
+    at every frame: each frame's kept verdict must equal the twin's (the oracle)."""
+
+    def __init__(self, now: int, committed: int) -> None:
+        from streamwatch.analysis.dashboard import DashboardModel
+        from streamwatch.model.runtime import QueryPlan, RunPlan
+
+        self.clock = _Clock(now)
+        plan = RunPlan("p", "", (QueryPlan("bronze", "bronze", "/cp", ""),), (), "processingTime=2 seconds")
+        self.model = DashboardModel(plan, clock=self.clock)
+        self.twin = DashboardHealth()
+        self.event(QueryStarted("q", "r1", _iso(T0 - 1_000)))
+        for b in range(committed):
+            self.event(_progress(b))
+        self.scan(_rows(committed))
+
+    def event(self, e: QueryStarted | QueryProgress | QueryTerminated) -> None:
+        self.model.health.observe_run("bronze", e)
+        self.twin.observe_run("bronze", e)
+
+    def scan(self, rows: tuple[BatchRow, ...]) -> None:
+        from streamwatch.model.checkpoint import Checkpoint
+
+        self.model.set_checkpoints({"bronze": Checkpoint("/cp", "q")}, {}, {"bronze": rows})
+
+    def at(self, now: int):
+        from streamwatch.analysis.dashboard_health import facts_of
+
+        self.clock.now = now
+        kept = self.model.health.verdict_of(self.model, "bronze")
+        fresh = self.twin.verdict(facts_of(self.model, "bronze"))
+        assert kept == fresh, (now, kept, fresh)
+        return kept
+
+
+def test_the_verdict_is_kept_across_frames_and_judged_again_on_each_new_input():
+    from streamwatch.model.landing import LandedFile
+
+    now = T0 + 2 * STEP + TOOK + 100  # just after batch 2 committed
+    f = _Frames(now, 3)
+    first = f.at(now)
+    assert (first.health, first.reason) == (Health.OK, "batches commit")
+    for frame in range(1, 10):  # a second of frames (10/s), nothing new: the same object
+        assert f.at(now + 100 * frame) is first
+    f.event(_progress(3))  # a listener event
+    after_event = f.at(now + 1_000)
+    assert after_event is not first and f.at(now + 1_100) is after_event
+    f.scan(_rows(4))  # a new checkpoint scan: batch 3 committed
+    after_scan = f.at(now + 1_200)
+    assert after_scan is not after_event and after_scan.batch_id == 3 and after_scan.commits == 4
+    assert f.at(now + 1_300) is after_scan
+    f.model.add_landed(LandedFile("flights", "/l/new.json", 10, now + 1_250))  # a landed file
+    after_landing = f.at(now + 1_400)
+    assert after_landing is not after_scan and f.at(now + 1_500) is after_landing
+    assert f.at(now + 1_000) is not after_landing  # a clock that went back: judged again
+
+
+def test_the_kept_verdict_is_judged_again_when_the_clock_crosses_a_limit_or_a_shown_second():
+    last_commit = T0 + 2 * STEP + TOOK
+    now = last_commit + 100
+    f = _Frames(now, 3)
+    ok = f.at(now)
+    idle_at = last_commit + 2 * STEP  # IDLE_FACTOR (2) × the 2 s cadence of batchTimestampMs
+    assert f.at(idle_at) is ok and ok.health is Health.OK  # at the limit: not idle yet
+    idle = f.at(idle_at + 1)
+    assert idle is not ok and idle.reason == "no batch for 4 s; no file source to count a backlog on"
+    # the reason shows whole seconds (4.5 s rounds to 4, half to even): kept until 4.501 s
+    assert f.at(last_commit + 4_500) is idle
+    five = f.at(last_commit + 4_501)
+    assert five is not idle and five.reason.startswith("no batch for 5 s")
+    # a lag sample is due LAG_EVERY_S (5 s) after the first frame's: judged again then
+    assert f.at(now + 4_999) is five
+    assert f.at(now + 5_000) is not five
+
+    stuck_from = T0 + 3 * STEP + 10_000  # batch 3 planned, not committed: MIN_STUCK_MS (10 s)
+    g = _Frames(T0 + 3 * STEP + 100, 3)
+    g.scan(_rows(3, in_flight=True))
+    in_flight = g.at(stuck_from - 4_000)
+    assert in_flight.health is Health.OK and g.at(stuck_from - 1) is in_flight
+    assert g.at(stuck_from) is in_flight  # at the limit: not stuck yet
+    stuck = g.at(stuck_from + 1)
+    assert stuck.health is Health.STOPPED and stuck.reason.startswith("batch 3 planned 10 s ago")
+    assert g.at(stuck_from + 100) is stuck
+    assert g.at(stuck_from + 500).reason.startswith("batch 3 planned 10 s ago")  # 10.5 s: half to even
+    assert g.at(stuck_from + 501).reason.startswith("batch 3 planned 11 s ago")

@@ -15,7 +15,6 @@ from textual.widgets import Static
 from streamwatch.analysis import fmt
 from streamwatch.analysis.board import QueryRow
 from streamwatch.analysis.dashboard import DashboardModel
-from streamwatch.analysis.dashboard_health import facts_of
 from streamwatch.analysis.health_window import Health
 from streamwatch.analysis.samples import OPERATIONS, SampleHistory
 from streamwatch.model.events import QueryProgress
@@ -148,7 +147,8 @@ class DetailView(ModelView, VerticalScroll):
     def _draw_head(self, model: DashboardModel, row: QueryRow) -> None:
         """The query's name, status and diagnosis, batch, trigger, output mode and row counts, and
         — once its checkpoint was scanned — its health over the sliding window with the reason
-        (:mod:`streamwatch.analysis.dashboard_health`: the verdict ``watch`` judges)."""
+        (:mod:`streamwatch.analysis.dashboard_health`: the verdict ``watch`` judges, kept from
+        frame to frame until its inputs change)."""
         diagnosis = model.diagnoses.get(row.name)
         trigger = model.trigger_label(row.name)
         mode = model.output_mode_of(row.name)
@@ -163,7 +163,7 @@ class DetailView(ModelView, VerticalScroll):
                  f"{fmt.count(row.progress_count)} progress updates (kept {len(row.history):,}) · "
                  f"rows in {fmt.count(row.total_input_rows)} · out {'unknown' if row.total_output_rows is None else fmt.count(row.total_output_rows)}")
         if row.name in model.checkpoints or row.name in model.cp_errors:  # scanned: its health can be judged
-            verdict = model.health.verdict(facts_of(model, row.name))
+            verdict = model.health.verdict_of(model, row.name)  # judged again only on new input
             t.append(f"\nhealth {verdict.health.value}", style=HEALTH_STYLES.get(verdict.health, ""))
             t.append(f": {verdict.reason}")
         if row.note:
