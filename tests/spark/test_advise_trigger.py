@@ -135,7 +135,13 @@ def test_a_tiny_interval_on_an_idle_source_is_advised_a_longer_one(spark, tmp_pa
             try:
                 _wait(lambda: len(_data_batches(q)) >= 1, "batch 0")
                 seen = idle.get(str(q.id), 0)
-                _wait(lambda: idle.get(str(q.id), 0) >= seen + 20, "20 idle triggers")  # Spark: no data
+                # idle for 20 triggers and far longer than a batch takes on this machine now
+                # (5× batch 0, the JVM's warm-up included): a busy machine slows batch 1 too,
+                # and the source must wait for data longer than it processes for the rule's premise
+                idle_s = max(2.0, 5 * _data_batches(q)[0]["durationMs"]["triggerExecution"] / 1000)
+                idle_from = time.monotonic()
+                _wait(lambda: idle.get(str(q.id), 0) >= seen + 20 and time.monotonic() - idle_from >= idle_s,
+                      "20 idle triggers")  # Spark: no data
                 _land(src, 1)
                 _wait(lambda: len(_data_batches(q)) >= 2, "batch 1")
             finally:
