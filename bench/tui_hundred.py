@@ -219,6 +219,9 @@ def _comparison(res: dict[str, list[Round]]) -> None:
     for label, figure in figures:
         a, b = each("coalesced", figure), each("every-event", figure)
         ratios = [y / x for x, y in zip(a, b, strict=True) if x > 0]  # one figure a round each
+        if not ratios:  # e.g. no key probed in a round this short
+            print(f"  {label:18s} not measured in these rounds")
+            continue
         print(f"  {label:18s} {statistics.median(a):8.1f} ({min(a):.1f}) | {statistics.median(b):8.1f} "
               f"({min(b):.1f}) | {statistics.median(ratios):.2f}× ({min(ratios):.2f}×)")
     print(f"  load average after: {loadavg()}")
