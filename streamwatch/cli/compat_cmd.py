@@ -108,7 +108,7 @@ def compat(path: str, query: str | None, pipeline_name: str | None, layer: str |
         predicted_ok = doc["verdict"] != "incompatible"
         doc["spark"] = {"restarted": ans.restarted, "error": ans.error, "batches_run": ans.batches_run,
                         "resumed_own_offsets": ans.resumed_own_offsets, "mismatch": ans.mismatch(),
-                        "sources": [{"index": s.index, "description": s.description, "start_offset": s.start_offset,
+                        "sources": [{"index": s.index, "source_id": s.source_id, "description": s.description, "start_offset": s.start_offset,
                                      "checkpoint_offset": s.checkpoint_offset, "logged_folders": list(s.logged_folders), "own": s.own}
                                     for s in ans.sources],
                         "agrees": predicted_ok == ans.resumed}

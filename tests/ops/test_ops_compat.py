@@ -102,6 +102,9 @@ def test_prediction_and_spark_agree(spark, checkpoint, unchanged, change):
         assert doc["spark"]["mismatch"].startswith("source 0 FileStreamSource[") and "/b]" in doc["spark"]["mismatch"]
     elif doc["spark"]["restarted"]:
         assert all(s["own"] for s in doc["spark"]["sources"]) and len(doc["spark"]["sources"]) == 2, doc["spark"]
+    # unnamed sources: each known to the checkpoint by its index, the sources/<id> folder Spark wrote
+    ids = [s["source_id"] for s in doc["spark"]["sources"]]
+    assert all((checkpoint / "sources" / i).is_dir() for i in ids) and ids == [str(s["index"]) for s in doc["spark"]["sources"]]
 
 
 def test_swap_sources_refused_when_the_last_batch_read_them(spark, checkpoint, tmp_path, unchanged):
