@@ -10,8 +10,11 @@ import time
 from collections.abc import Sequence
 
 from streamwatch.analysis.advice import Advice, Cores, checkpoint_durations, progress_durations, shuffle_partitions
+from streamwatch.analysis.advice_cleanup import file_source_cleanup, read_files_present
 from streamwatch.analysis.advice_files import max_files_per_trigger
+from streamwatch.analysis.advice_state import newest_version_files, state_store
 from streamwatch.analysis.advice_trigger import trigger_interval
+from streamwatch.analysis.advice_watermark import watermark_delay
 from streamwatch.analysis.records import SourceLag
 from streamwatch.analysis.triggers import Trigger
 from streamwatch.errors import Unreadable
@@ -24,7 +27,8 @@ def advise_checkpoint(path: str, cp: Checkpoint, trigger: Trigger | None, cores:
                       trigger_source: str = "--trigger") -> list[Advice]:
     """The findings for the query whose checkpoint ``cp`` was read at ``path`` (local or an
     fsspec URL), in rule order: ``advise-shuffle-partitions``, ``advise-max-files-per-trigger``
-    (one per file source), ``advise-trigger-interval``. ``trigger`` is the one the query runs
+    and ``advise-file-source-cleanup`` (one each per file source), ``advise-trigger-interval``,
+    ``advise-state-store``, ``advise-watermark-delay``. ``trigger`` is the one the query runs
     with (None: unknown), ``progress`` its progress events (batch times; none: the
     checkpoint's), ``idle`` the ``QueryIdleEvent``s of a recording (None without one),
     ``trigger_source`` where ``trigger`` came from (named in the evidence).
@@ -32,7 +36,10 @@ def advise_checkpoint(path: str, cp: Checkpoint, trigger: Trigger | None, cores:
     durations = progress_durations(progress) or checkpoint_durations(cp, commit_mtimes(path, cp.commit_batch_ids))
     return [shuffle_partitions(cp, progress, cores, durations),
             *max_files_per_trigger(cp, durations, source_lags(path, cp)),
-            trigger_interval(trigger, cp, durations, idle, trigger_source)]
+            *file_source_cleanup(cp, read_files_present(path, cp), progress),
+            trigger_interval(trigger, cp, durations, idle, trigger_source),
+            state_store(cp, progress, newest_version_files(path, cp)),
+            watermark_delay(progress, cp)]
 
 
 def commit_mtimes(path: str, batch_ids: Sequence[int]) -> dict[int, int]:

@@ -57,8 +57,11 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     offsets/N batchTimestampMs) or, with --recording, from Spark's progress events.
     Rules: advise-shuffle-partitions (state partitions vs cores), advise-max-files-per-trigger
     (a file source's files per batch from its log, and its backlog: the source's folder is
-    listed), advise-trigger-interval (batches longer than the --trigger interval, or a tiny
-    interval polling an idle source). Reads only; no Spark.
+    listed), advise-file-source-cleanup (read files left in a file source's folder: cleanSource),
+    advise-trigger-interval (batches longer than the --trigger interval, or a tiny interval
+    polling an idle source), advise-state-store (RocksDB changelog checkpointing; the HDFS-backed
+    store's memory), advise-watermark-delay (the withWatermark delay vs the lateness the
+    recording's batches show; needs --recording). Reads only; no Spark.
     """
     from streamwatch.analysis.advice import Cores
     from streamwatch.analysis.advise_run import advise_checkpoint
