@@ -8,11 +8,13 @@ Gauges (label ``query`` = the watched query's name, ``id`` = its query id):
 ``…_in_flight_seconds`` (age of the planned-but-uncommitted batch, 0 when none),
 ``…_stuck`` (1 when stuck), ``…_health`` (one series per state of
 :class:`~streamwatch.analysis.health_window.Health`, label ``state``: 1 for the current
-verdict, 0 for the others); per file source (labels ``query``, ``id``, ``source``)
-``…_source_lag_seconds`` (age of the oldest landed, unread file; 0 with none),
-``…_source_backlog_files``, ``…_source_catching_up`` (1 draining or caught up, 0 not) and
-``…_source_catchup_seconds`` (the estimate, only while catching up) — each absent while
-unknown; per pipeline edge (labels ``upstream``, ``downstream``) ``…_backlog_files`` and
+verdict, 0 for the others); per file source, and per Kafka source with ``--bootstrap``
+(labels ``query``, ``id``, ``source``) ``…_source_lag_seconds`` (age of the oldest landed,
+unread file; Kafka: seconds since the broker timestamp of the first record after the committed
+offset, the oldest over partitions; 0 with none), ``…_source_backlog_files`` (file sources) or
+``…_source_backlog_records`` (Kafka: end offset − committed offset, summed over partitions),
+``…_source_catching_up`` (1 draining or caught up, 0 not) and ``…_source_catchup_seconds``
+(the estimate, only while catching up) — each absent while unknown; per pipeline edge (labels ``upstream``, ``downstream``) ``…_backlog_files`` and
 ``…_edge_lag_seconds`` (since the oldest unread output was committed upstream; absent while
 unknown), set each time a batch commits.
 """
@@ -52,9 +54,13 @@ class WatchMetrics:
                               ["upstream", "downstream"], registry=r)
         s = ["query", "id", "source"]
         self.lag = Gauge("streamwatch_checkpoint_source_lag_seconds",
-                         "Seconds since the oldest file landed that the file source has not read (0: none)", s, registry=r)
+                         "Seconds since the oldest input the source has not read arrived (file: modification time; "
+                         "Kafka: the record's broker timestamp) (0: none)", s, registry=r)
         self.source_backlog = Gauge("streamwatch_checkpoint_source_backlog_files",
                                     "Files landed that the file source has not read", s, registry=r)
+        self.source_records = Gauge("streamwatch_checkpoint_source_backlog_records",
+                                    "Records behind on a Kafka source: broker end offset minus the committed offset, "
+                                    "summed over partitions", s, registry=r)
         self.catching_up = Gauge("streamwatch_checkpoint_source_catching_up",
                                  "1 when the source's backlog drains (or is empty), 0 when it does not", s, registry=r)
         self.catchup = Gauge("streamwatch_checkpoint_source_catchup_seconds",
@@ -76,7 +82,8 @@ class WatchMetrics:
                 self.health.labels(rec.query, rec.id, state.value).set(1 if state is rec.health else 0)
         elif isinstance(rec, SourceLag):
             labels = (rec.query, rec.id, rec.source)
-            for gauge, value in ((self.lag, rec.lag_s), (self.source_backlog, rec.backlog),
+            backlog = self.source_records if rec.source_kind == "kafka" else self.source_backlog
+            for gauge, value in ((self.lag, rec.lag_s), (backlog, rec.backlog),
                                  (self.catching_up, None if rec.catching_up is None else int(rec.catching_up)),
                                  (self.catchup, rec.catchup_s)):
                 if value is not None:

@@ -117,15 +117,30 @@ def _latest_per_source(lags: tuple[SourceLag, ...]) -> dict[str, SourceLag]:
 
 
 def backlog_of(lags: tuple[SourceLag, ...]) -> tuple[int | None, str | None]:
-    """Files waiting on every source, from each source's latest sample: (sum, None) when every
-    source's backlog is known, (None, why) when one is not or there is no sample."""
+    """What waits on every source, from each source's latest sample — files on a file source,
+    records on a Kafka source: (sum, None) when every source's backlog is known, (None, why)
+    when one is not or there is no sample. The sum only says whether work waits; the
+    reasons name each kind's count (:func:`backlog_text`)."""
     latest = _latest_per_source(lags)
     if not latest:
-        return None, "no file source to count a backlog on"
+        return None, "no file or Kafka source to count a backlog on"
     unknown = [s for s in latest.values() if s.backlog is None]
     if unknown:
         return None, f"source {unknown[0].source}'s backlog is unknown ({unknown[0].reason or 'not listed'})"
     return sum(s.backlog or 0 for s in latest.values()), None
+
+
+#: The unit of a source's backlog by its ``source_kind``.
+_BACKLOG_UNIT = {"file": "file(s)", "kafka": "Kafka record(s)"}
+
+
+def backlog_text(lags: tuple[SourceLag, ...]) -> str:
+    """The backlog of each source's latest sample summed per kind with its unit: ``3 file(s)``,
+    ``120 Kafka record(s)``, ``3 file(s) and 120 Kafka record(s)``."""
+    per_kind: dict[str, int] = {}
+    for lag in _latest_per_source(lags).values():
+        per_kind[lag.source_kind] = per_kind.get(lag.source_kind, 0) + (lag.backlog or 0)
+    return " and ".join(f"{n} {_BACKLOG_UNIT.get(k, k + ' item(s)')}" for k, n in sorted(per_kind.items())) or "0"
 
 
 def failed_on(window: HealthWindow, batch_id: int) -> list[RunOutcome] | None:
@@ -186,7 +201,7 @@ def _judge_progress(window: HealthWindow, base: HealthVerdict, why_backlog: str 
             return replace(base, reason=f"no batch for {s.idle_s or 0:.0f} s; {why_backlog}", since_ms=last_commit)
         if backlog > 0:
             return replace(base, health=Health.STOPPED, since_ms=last_commit,
-                           reason=f"no batch for {s.idle_s or 0:.0f} s while {backlog} file(s) wait")
+                           reason=f"no batch for {s.idle_s or 0:.0f} s while {backlog_text(window.lags)} wait")
         return replace(base, health=Health.IDLE, since_ms=last_commit,
                        reason=f"no batch for {s.idle_s or 0:.0f} s and nothing waiting")
     if not window.batches and s.in_flight_batch_id is None:
@@ -202,7 +217,7 @@ def _judge_progress(window: HealthWindow, base: HealthVerdict, why_backlog: str 
                        reason=f"source {rising.source}'s lag rose at each of its last {RISING_SAMPLES} samples "
                               "while batches commit")
     return replace(base, health=Health.OK,
-                   reason="batches commit" + ("" if backlog is None else f"; backlog {backlog} file(s)"))
+                   reason="batches commit" + ("" if backlog is None else f"; backlog {backlog_text(window.lags)}"))
 
 
 def _stalled(window: HealthWindow) -> HealthVerdict | None:
@@ -217,7 +232,7 @@ def _stalled(window: HealthWindow) -> HealthVerdict | None:
     if not samples or any(lag.backlog is None or lag.backlog == 0 for lag in samples):
         return None
     return HealthVerdict(Health.STALLED, f"batches {last2[0].batch_id} and {last2[1].batch_id} committed reading no "
-                         f"file while {samples[-1].backlog} file(s) wait", since)
+                         f"file while {backlog_text((samples[-1],))} wait", since)
 
 
 #: An error line of an exception text (``ValueError: …``, ``org.apache.….SparkException: …``).

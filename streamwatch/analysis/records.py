@@ -273,10 +273,12 @@ class PipelineEdge:
 class SourceLag:
     """How far one source of a query is behind, in time, at ``at_ms`` (see
     :mod:`streamwatch.analysis.lag`). ``source`` is its id in ``offsets/N`` (``"0"`` or its
-    name), ``source_kind`` ``file``. ``backlog`` files landed and not yet read;
-    ``oldest_unread_ms`` the oldest one's modification time and ``lag_s`` seconds since then
-    (0.0 with no backlog; None when the source's folder cannot be listed: unknown).
-    ``arrival_per_s``/``processed_per_s``: files landed / read per second since
+    name), ``source_kind`` ``file`` or ``kafka``. ``backlog`` files landed and not yet read
+    (Kafka: records behind, the broker's end offsets − the committed offsets, summed over
+    partitions); ``oldest_unread_ms`` the oldest one's modification time (Kafka: the broker
+    timestamp of the first unread record) and ``lag_s`` seconds since then (0.0 with no
+    backlog; None when the source's folder or broker cannot be read: unknown).
+    ``arrival_per_s``/``processed_per_s``: files (records) landed / read per second since
     ``window_from_ms`` (the planned time of the oldest of the recent committed batches);
     ``catchup_s`` backlog ÷ (processed − arrival) in seconds when that is positive, else None;
     ``catching_up`` True when caught up or draining, False when not, None when unknown (no

@@ -12,7 +12,7 @@ from typing import Any
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
 from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, SourceLag, WatchRecord
-from streamwatch.analysis.watch import CheckpointWatcher, WatchError
+from streamwatch.analysis.watch import CheckpointWatcher, KafkaOffsets, WatchError
 
 #: Object-store PATHs are searched for new checkpoints this many times less often.
 URL_REDISCOVER_FACTOR = 10
@@ -33,7 +33,9 @@ class CheckpointWatch:
 
     def __init__(self, paths: list[str], *, poll_s: float = 1.0, history: int = 100,
                  storage_options: dict[str, Any] | None = None, clock: Callable[[], float] = time.time,
-                 file_sizes: bool = True, rediscover_s: float | None = 30.0, allow_empty: bool = False) -> None:
+                 file_sizes: bool = True, rediscover_s: float | None = 30.0, allow_empty: bool = False,
+                 kafka: KafkaOffsets | None = None) -> None:
+        self.kafka = kafka  # every watcher's Kafka sources measured against this broker
         self.paths = list(paths)
         self.poll_s = poll_s
         self.history = history
@@ -67,7 +69,8 @@ class CheckpointWatch:
 
     def _watcher(self, f: Found, sink: str | None = None) -> CheckpointWatcher:
         return CheckpointWatcher(f.url, f.name, history=self.history, poll_s=self.poll_s, sink=sink,
-                                 storage_options=self.options, clock=self.clock, file_sizes=self.file_sizes)
+                                 storage_options=self.options, clock=self.clock, file_sizes=self.file_sizes,
+                                 kafka=self.kafka)
 
     def open(self) -> list[WatchRecord]:
         """Discover and open every checkpoint; the records of their recent history."""
@@ -84,6 +87,8 @@ class CheckpointWatch:
     def poll(self) -> list[WatchRecord]:
         """One look at every checkpoint (and for new ones when due); the new records."""
         raw: list[WatchRecord] = []
+        if self.kafka is not None:
+            self.kafka.next_poll()
         if self.rediscover_s is not None:
             now = time.monotonic()
             for p in self._searchable():
@@ -133,7 +138,7 @@ class CheckpointWatch:
         return [w.judge() for w in self.watchers]
 
     def lags(self) -> list[SourceLag]:
-        """Every watched file source's latest :class:`SourceLag`."""
+        """Every watched file and Kafka source's latest :class:`SourceLag`."""
         return [lag for w in self.watchers for lag in w.lags.values()]
 
     def _finish(self, raw: Sequence[WatchRecord]) -> list[WatchRecord]:

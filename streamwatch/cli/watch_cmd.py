@@ -26,6 +26,7 @@ from streamwatch.errors import Unreadable, UsageError
 if TYPE_CHECKING:  # the watch machinery is imported when a watch runs, not for --help
     from streamwatch.analysis.merge import MergedRecords
     from streamwatch.analysis.session import CheckpointWatch
+    from streamwatch.analysis.watch import KafkaOffsets
     from streamwatch.watch_metrics import WatchMetrics
 
 EPILOG = """\b
@@ -38,6 +39,7 @@ Examples:
   streamwatch watch ./ws --recording ./ws/events.jsonl   listener numbers merged in
   streamwatch watch ./cps --log --once --check       exit 1 when a query is stopped, failing or stalled
   streamwatch watch ./cps --log --notify http://alerts.local/hook   POST each health change
+  streamwatch watch ./cps --log --bootstrap broker1:9092   Kafka sources' lag in seconds too
 
 \b
 Records (one JSON object per line, field "kind"):
@@ -51,8 +53,9 @@ Records (one JSON object per line, field "kind"):
   checkpoint-finding  id, query, severity, code, message, path
   pipeline-edge       upstream, downstream, path, backlogFiles, backlogBytes,
                       layerLatencyMs, endToEndMs, slowest, slowestLayer
-  source-lag          id, query, source, sourceKind, backlog, oldestUnreadMs, lagSeconds,
-                      arrivalPerSecond, processedPerSecond, catchupSeconds, catchingUp, reason
+  source-lag          id, query, source, sourceKind (file; kafka with --bootstrap), backlog
+                      (files; Kafka: records), oldestUnreadMs, lagSeconds, arrivalPerSecond,
+                      processedPerSecond, catchupSeconds, catchingUp, reason
   query-health        id, query, health (ok, lagging, stalled, stopped, failing, idle,
                       unknown), previous, reason, sinceMs, batchId, backlog, lagSeconds,
                       commits, samples, failedRuns — written when the health changes
@@ -71,8 +74,10 @@ Exit codes:
   0  the dashboard was quit; --log stopped by SIGINT/SIGTERM, or --once with nothing stuck
   1  --once found a stuck query (a batch in flight too long: health stopped); with --check
      also a query whose health is stopped, failing or stalled (ok, lagging, idle, unknown: 0)
-  2  bad option (--out, --prometheus, --once, --check or --notify without --log; --check without --once)
+  2  bad option (--out, --prometheus, --once, --check, --notify or --bootstrap without --log; --check without
+     --once; --bootstrap without confluent-kafka installed)
   4  a PATH is unreadable or not a checkpoint, --recording is missing or unreadable, or the output cannot be written
+     (a Kafka broker that does not answer is not an error: the lag is unknown, with the reason)
 """ + OBJECT_STORES
 
 OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
@@ -96,11 +101,17 @@ OK, STUCK, USAGE, UNREADABLE = 0, 1, 2, 4
                    "planned time, watermark) and its rows/rates are added.")
 @click.option("--check", is_flag=True,
               help="With --log --once: exit 1 also when a query's health is stopped, failing or stalled.")
+@click.option("--bootstrap", "--kafka-bootstrap", "bootstrap", default=None, metavar="HOST:PORT",
+              help="With --log: the Kafka broker list of every watched query's Kafka sources; each gets a "
+                   "source-lag record (records behind, lag in seconds since the broker timestamp of the first "
+                   "unread record). One end-offset lookup per poll for all partitions, a fetch only when a "
+                   "committed offset moved.")
 @click.option("--notify", "notify_url", default=None, metavar="URL",
               help="With --log: POST each health change as JSON (query, checkpoint, from, to, reason, atMs) to URL; "
                    "a failed POST is reported once on stderr, never fatal.")
 def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: float, history: int,
-          prometheus_port: int | None, once: bool, recording: str | None, check: bool, notify_url: str | None) -> None:
+          prometheus_port: int | None, once: bool, recording: str | None, check: bool, notify_url: str | None,
+          bootstrap: str | None) -> None:
     """Watch streaming queries from their checkpoints alone — no listener, no code change.
 
     PATH is a checkpoint, a folder of checkpoints (searched recursively for folders holding
@@ -116,8 +127,8 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
     reading a Delta sink) the backlog per edge and the end-to-end latency. The dashboard draws
     that pipeline in tab 7 and opens a batch's state with v in tab 3.
     """
-    if not headless and (out or prometheus_port is not None or once or check or notify_url):
-        raise UsageError("--out, --prometheus, --once, --check and --notify need --log")
+    if not headless and (out or prometheus_port is not None or once or check or notify_url or bootstrap):
+        raise UsageError("--out, --prometheus, --once, --check, --notify and --bootstrap need --log")
     if check and not once:
         raise UsageError("--check needs --once")
     if recording is not None and "://" not in recording and not Path(recording).exists():
@@ -132,7 +143,21 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
         run_dashboard(backend)
         return
     notifier = Notifier(notify_url) if notify_url else None
-    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording, check, notifier))
+    kafka = _kafka(bootstrap) if bootstrap else None
+    sys.exit(_headless(list(paths), out, poll_s, history, prometheus_port, once, recording, check, notifier, kafka))
+
+
+def _kafka(bootstrap: str) -> KafkaOffsets:
+    """The broker's offsets shared by every watcher; raises :class:`UsageError` (exit 2)
+    without confluent-kafka."""
+    from streamwatch.analysis.watch import KafkaOffsets
+
+    try:
+        from streamwatch.spark.kafka_lag import BrokerOffsets
+
+        return KafkaOffsets(BrokerOffsets(bootstrap))
+    except ImportError:
+        raise UsageError("--bootstrap needs confluent-kafka (pip install 'streamwatch[kafka]')") from None
 
 
 def _merger(recording: str | None, once: bool, poll_s: float) -> MergedRecords | None:
@@ -208,12 +233,14 @@ def _exit_code(watch: CheckpointWatch, check: bool) -> int:
 
 
 def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, port: int | None, once: bool,
-              recording: str | None = None, check: bool = False, notifier: Notifier | None = None) -> int:
+              recording: str | None = None, check: bool = False, notifier: Notifier | None = None,
+              kafka: KafkaOffsets | None = None) -> int:
     """``--log``: derive the checkpoints' records and write them (gauges, JSONL, health
-    POSTs) every ``poll_s`` s until SIGINT/SIGTERM, or once; the exit code."""
+    POSTs) every ``poll_s`` s until SIGINT/SIGTERM, or once; the exit code. ``kafka``: the
+    broker Kafka sources are measured against (``--bootstrap``)."""
     from streamwatch.analysis.session import CheckpointWatch
 
-    watch = CheckpointWatch(paths, poll_s=poll_s, history=history)
+    watch = CheckpointWatch(paths, poll_s=poll_s, history=history, kafka=kafka)
     records = watch.open()  # WatchError: exit 4
     merger = _merger(recording, once, poll_s)
     if merger is not None:
@@ -240,6 +267,8 @@ def _headless(paths: list[str], out: Path | None, poll_s: float, history: int, p
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         outputs.close(owned=out is not None)
+        if kafka is not None:
+            kafka.close()
 
 
 def _announce(watch: CheckpointWatch) -> None:

@@ -14,13 +14,18 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
 
+from streamwatch.analysis.watch import EndOffsets, TopicPartition
 from streamwatch.checkpoint.reader import read_checkpoint
 from streamwatch.errors import one_line
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import Finding
 from streamwatch.model.kafka import KafkaLag, PartitionLag
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
 
 
 def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp: Checkpoint | None = None) -> dict[str, dict[int, int]]:
@@ -41,37 +46,73 @@ def checkpoint_kafka_offsets(path: str | os.PathLike[str], cp: Checkpoint | None
     return out
 
 
+def _fetch_consumer(bootstrap: str, extra: Mapping[str, object] | None = None) -> Consumer:
+    """A consumer that joins no group and commits nothing, for :func:`first_records`."""
+    from confluent_kafka import Consumer
+
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": "streamwatch-lag", "enable.auto.commit": False,
+                     "auto.offset.reset": "earliest", "enable.partition.eof": False,
+                     "max.partition.fetch.bytes": 65536, "fetch.wait.max.ms": 50, **(extra or {})})
+
+
+#: Records already queued by the consumer taken at once (their timestamps are kept too).
+BATCH_RECORDS = 1000
+
+
+def first_records(c: Consumer, positions: Mapping[tuple[str, int], int], timeout_s: float
+                  ) -> dict[tuple[str, int, int], int]:
+    """Broker timestamps (epoch ms) by (topic, partition, offset), read by consumer ``c``
+    assigned ``positions`` ((topic, partition) → offset): for each asked offset, the first
+    record at or after it (an offset below the earliest retained one starts at the earliest);
+    and for every further record the same fetches returned (up to ``max.partition.fetch.bytes``
+    per partition), its own offset — no extra request, and a later look-up of an offset a few
+    records on needs none. Each partition is paused once its first record came and all are
+    unassigned at the end: nothing is fetched between calls. A partition whose record does not
+    arrive within ``timeout_s`` s is left out (unknown)."""
+    from confluent_kafka import TopicPartition
+
+    out: dict[tuple[str, int, int], int] = {}
+    first: set[tuple[str, int]] = set()
+    tps = [TopicPartition(t, p, off) for (t, p), off in positions.items()]
+    c.assign(tps)
+    try:
+        c.resume(tps)  # a pause left from an earlier call on the same partition
+        deadline = time.monotonic() + timeout_s
+        while len(first) < len(positions) and time.monotonic() < deadline:
+            wait = max(0.05, min(1.0, deadline - time.monotonic()))
+            # returns once as many records as partitions still wait are queued; then the rest queued, at once
+            got = c.consume(num_messages=len(positions) - len(first), timeout=wait)
+            for m in [*got, *c.consume(num_messages=BATCH_RECORDS, timeout=0)]:
+                topic, partition, offset = m.topic(), m.partition(), m.offset()
+                ts_type, ts = m.timestamp()
+                if topic is None or partition is None or offset is None or m.error() is not None \
+                        or (topic, partition) not in positions or ts_type == 0 or ts < 0:  # 0: TIMESTAMP_NOT_AVAILABLE
+                    continue
+                if offset < positions[(topic, partition)]:  # reset to the earliest for another cause than retention
+                    continue
+                out[(topic, partition, offset)] = ts
+                if (topic, partition) not in first:
+                    first.add((topic, partition))
+                    out[(topic, partition, positions[(topic, partition)])] = ts
+                    c.pause([TopicPartition(topic, partition)])
+    finally:
+        c.unassign()
+    return out
+
+
 def oldest_unread_times(bootstrap: str, positions: Mapping[tuple[str, int], int], timeout_s: float = 30.0
                         ) -> dict[tuple[str, int], int]:
     """(topic, partition) → the broker timestamp (epoch ms) of the first record at or after
-    the offset in ``positions``: one fetch per partition, by a consumer that joins no group
-    and commits nothing. A partition whose record does not arrive within ``timeout_s`` s is
-    left out (unknown)."""
+    the offset in ``positions`` (:func:`first_records`, by a consumer of its own, closed
+    after)."""
     if not positions:
         return {}
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "streamwatch-lag", "enable.auto.commit": False,
-                  "enable.partition.eof": False, "max.partition.fetch.bytes": 65536})
-    out: dict[tuple[str, int], int] = {}
+    c = _fetch_consumer(bootstrap)
     try:
-        c.assign([TopicPartition(t, p, off) for (t, p), off in positions.items()])
-        deadline = time.monotonic() + timeout_s
-        while len(out) < len(positions) and time.monotonic() < deadline:
-            for m in c.consume(num_messages=len(positions), timeout=max(0.05, min(1.0, deadline - time.monotonic()))):
-                topic, partition = m.topic(), m.partition()
-                if topic is None or partition is None or m.error() is not None:
-                    continue
-                key = (topic, partition)
-                if key in out or key not in positions:
-                    continue
-                ts_type, ts = m.timestamp()
-                if ts_type != 0 and ts >= 0:  # 0: TIMESTAMP_NOT_AVAILABLE
-                    out[key] = ts
-                c.pause([TopicPartition(key[0], key[1])])
+        got = first_records(c, positions, timeout_s)
     finally:
         c.close()
-    return out
+    return {(t, p): got[(t, p, off)] for (t, p), off in positions.items() if (t, p, off) in got}
 
 
 def broker_lag(committed: Mapping[str, Mapping[int, int]], bootstrap: str, timeout_s: float = 30.0,
@@ -129,6 +170,79 @@ def kafka_lag(path: str | os.PathLike[str], bootstrap: str, timeout_s: float = 3
     return lags, data_lost_findings(lags, str(path))
 
 
+class BrokerOffsets:
+    """The one door of ``streamwatch watch --bootstrap`` to the broker at ``bootstrap``
+    (``HOST:PORT``), implementing :class:`streamwatch.analysis.watch.KafkaBroker`: one admin
+    and one consumer kept across polls; :meth:`end_offsets` is one ``ListOffsets`` lookup
+    (latest) for any number of partitions, :meth:`first_record_ms` one fetch round for the
+    partitions asked (:func:`first_records`). ``timeout_s`` bounds each. Neither raises: a
+    broker that does not answer is an :class:`~streamwatch.analysis.watch.EndOffsets`
+    ``error``, a record that does not come back is left out. ``stats_cb``: librdkafka's
+    statistics JSON of both clients every ``stats_ms`` ms, served by :meth:`serve_stats`
+    (per-broker request counts, ``brokers.*.req``: how the benchmark counts requests)."""
+
+    def __init__(self, bootstrap: str, timeout_s: float = 5.0, stats_cb: Callable[[str], None] | None = None,
+                 stats_ms: int = 100) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        self.bootstrap, self.timeout_s = bootstrap, timeout_s
+        self._stats: dict[str, object] = {"stats_cb": stats_cb, "statistics.interval.ms": stats_ms} if stats_cb else {}
+        # the stub types conf values as str/int/float/bool; librdkafka's stats_cb is a callable
+        self.admin = AdminClient({"bootstrap.servers": bootstrap, **self._stats})  # type: ignore[dict-item]
+        self._consumer: Consumer | None = None
+
+    def serve_stats(self) -> None:
+        """Run the clients' pending callbacks (``stats_cb``) now."""
+        self.admin.poll(0)
+        if self._consumer is not None:
+            self._consumer.poll(0)  # unassigned between calls: serves callbacks, reads nothing
+
+    def close(self) -> None:
+        """Close the fetch consumer (the admin client closes when collected)."""
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+    def end_offsets(self, partitions: Collection[TopicPartition]) -> EndOffsets:
+        """(topic, partition) → the broker's log end offset, for all ``partitions`` in one lookup;
+        a partition the broker does not know is left out."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka import TopicPartition as KafkaPartition
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]  # not in its __all__
+
+        if not partitions:
+            return EndOffsets()
+        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]  # unannotated factory
+        try:
+            futs = self.admin.list_offsets({KafkaPartition(t, p): latest for t, p in partitions},
+                                           request_timeout=self.timeout_s)
+        except (KafkaException, ValueError) as e:
+            return EndOffsets(error=one_line(e))
+        out: dict[TopicPartition, int] = {}
+        errors: list[str] = []
+        for tp, f in futs.items():
+            try:
+                out[(tp.topic, tp.partition)] = f.result(self.timeout_s).offset
+            except Exception as e:  # noqa: BLE001 - KafkaException, a timeout: this partition unknown
+                errors.append(one_line(e))
+        if not out and errors:  # nothing answered: the broker, not a partition
+            return EndOffsets(error=errors[0])
+        return EndOffsets(out)
+
+    def first_record_ms(self, positions: Mapping[TopicPartition, int]) -> dict[tuple[str, int, int], int]:
+        """Broker timestamps (epoch ms) by (topic, partition, offset): of the record at or
+        after each offset in ``positions`` and of the further records the same fetches
+        returned (:func:`first_records`); partitions without one within ``timeout_s`` left out."""
+        if not positions:
+            return {}
+        try:
+            if self._consumer is None:
+                self._consumer = _fetch_consumer(self.bootstrap, self._stats)
+            return first_records(self._consumer, positions, self.timeout_s)
+        except Exception:  # noqa: BLE001 - KafkaException: unknown this poll, asked again the next
+            return {}
+
+
 class LagPoller:
     """Measures the consumer lag of live queries every ``every_s`` s on a daemon thread and
     hands each measurement (:class:`~streamwatch.model.kafka.KafkaLag`, one per query; with
@@ -171,5 +285,5 @@ class LagPoller:
             self._thread.join(timeout)
 
 
-__all__ = ["LagPoller", "PartitionLag", "broker_lag", "checkpoint_kafka_offsets", "data_lost_findings", "kafka_lag",
+__all__ = ["BrokerOffsets", "LagPoller", "PartitionLag", "broker_lag", "checkpoint_kafka_offsets", "data_lost_findings", "kafka_lag",
            "oldest_unread_times"]

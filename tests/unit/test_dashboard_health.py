@@ -103,7 +103,7 @@ def test_unknown_backlog_without_a_landed_file_the_query_read():
     now = T0 + 2 * STEP + TOOK + 2 * STEP + 1
     v = h.verdict(QueryFacts("bronze", now, _rows(3), _landed(2, T0), "q", "/cp"))
     assert v.health is Health.UNKNOWN and v.backlog is None
-    assert v.reason == "no batch for 4 s; no file source to count a backlog on"
+    assert v.reason == "no batch for 4 s; no file or Kafka source to count a backlog on"
 
 
 def test_stuck_in_flight_batch_is_stopped_and_two_failed_runs_are_failing():
@@ -220,7 +220,7 @@ def test_the_kept_verdict_is_judged_again_when_the_clock_crosses_a_limit_or_a_sh
     idle_at = last_commit + 2 * STEP  # IDLE_FACTOR (2) × the 2 s cadence of batchTimestampMs
     assert f.at(idle_at) is ok and ok.health is Health.OK  # at the limit: not idle yet
     idle = f.at(idle_at + 1)
-    assert idle is not ok and idle.reason == "no batch for 4 s; no file source to count a backlog on"
+    assert idle is not ok and idle.reason == "no batch for 4 s; no file or Kafka source to count a backlog on"
     # the reason shows whole seconds (4.5 s rounds to 4, half to even): kept until 4.501 s
     assert f.at(last_commit + 4_500) is idle
     five = f.at(last_commit + 4_501)

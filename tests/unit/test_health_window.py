@@ -22,8 +22,8 @@ def _batch(b: int, files: int = 1) -> CheckpointBatch:
                            inputs=(SourceInput("0", "file", files=files, bytes=files * 10),))
 
 
-def _lag(at_ms: int, backlog: int | None, lag_s: float | None, source: str = "0") -> SourceLag:
-    return SourceLag("id", "q", "/cp", source, "file", at_ms, backlog, None, lag_s,
+def _lag(at_ms: int, backlog: int | None, lag_s: float | None, source: str = "0", kind: str = "file") -> SourceLag:
+    return SourceLag("id", "q", "/cp", source, kind, at_ms, backlog, None, lag_s,
                      reason=None if backlog is not None else "folder not listed")
 
 
@@ -69,9 +69,18 @@ def test_stopped_or_idle_when_nothing_is_planned_by_the_backlog():
     assert (idle.health, idle.backlog, idle.since_ms) == (Health.IDLE, 0, T0 + 3 * EVERY + 500)
 
 
+def test_the_reason_counts_each_source_in_its_own_unit():
+    kafka = judge_health(_window(_status(idle=True), lags=[_lag(T0, 120, 40.0, "orders", "kafka")]))
+    assert kafka.health is Health.STOPPED and kafka.reason.endswith("while 120 Kafka record(s) wait")
+    both = judge_health(_window(_status(idle=True), lags=[_lag(T0, 3, 40.0), _lag(T0, 120, 9.0, "orders", "kafka")]))
+    assert both.reason.endswith("while 3 file(s) and 120 Kafka record(s) wait") and both.backlog == 123
+    ok = judge_health(_window(_status(), lags=[_lag(T0, 5, 1.0, "orders", "kafka")]))
+    assert (ok.health, ok.reason) == (Health.OK, "batches commit; backlog 5 Kafka record(s)")
+
+
 def test_unknown_says_which_evidence_is_missing():
     no_source = judge_health(_window(_status(idle=True)))
-    assert no_source.health is Health.UNKNOWN and "no file source" in no_source.reason
+    assert no_source.health is Health.UNKNOWN and "no file or Kafka source" in no_source.reason
     unlisted = judge_health(_window(_status(idle=True), lags=[_lag(T0, None, None)]))
     assert unlisted.health is Health.UNKNOWN and "folder not listed" in unlisted.reason
     nothing = judge_health(_window(_status(last=None, committed=None, cadence=None), batches=()))
