@@ -148,7 +148,7 @@ def main() -> None:
     a = ap.parse_args()
 
     from streamwatch.analysis.session import CheckpointWatch
-    from streamwatch.analysis.watch import KafkaOffsets
+    from streamwatch.analysis.watch_kafka import KafkaOffsets
     from streamwatch.spark.kafka_broker import LocalKafka
     from streamwatch.spark.kafka_lag import BrokerOffsets
 

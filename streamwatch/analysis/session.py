@@ -12,7 +12,8 @@ from typing import Any
 from streamwatch.analysis.chain import PipelineChain
 from streamwatch.analysis.discover import DiscoveryError, Found, discover
 from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, SourceLag, WatchRecord
-from streamwatch.analysis.watch import CheckpointWatcher, KafkaOffsets, WatchError
+from streamwatch.analysis.watch import CheckpointWatcher, WatchError
+from streamwatch.analysis.watch_kafka import KafkaOffsets
 
 #: Object-store PATHs are searched for new checkpoints this many times less often.
 URL_REDISCOVER_FACTOR = 10

@@ -28,10 +28,10 @@ from __future__ import annotations
 import statistics
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from itertools import pairwise
-from typing import Any, Protocol
+from typing import Any
 
 from streamwatch.analysis.batchio import DeltaSinkReader, FileSinkReader, SourceReader, StateReader
 from streamwatch.analysis.diagnosis import stuck_limit_ms
@@ -40,6 +40,7 @@ from streamwatch.analysis.health_window import Health, HealthWindow
 from streamwatch.analysis.lag import FileSourceLag
 from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, QueryHealth, SourceLag
+from streamwatch.analysis.watch_kafka import KafkaOffsets, KafkaSourceLags, Pace
 from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import StorageError, open_storage
@@ -60,186 +61,10 @@ LAG_EVERY_S = 5.0
 TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
 
 WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag | QueryHealth
-#: A Kafka topic-partition: (topic, partition).
-TopicPartition = tuple[str, int]
-#: First-record timestamps kept (per topic, partition, offset) across polls.
-FIRST_RECORD_CACHE = 100_000
-#: Kafka lag samples kept per source for the arrival/processed rates.
-KAFKA_SAMPLES = 64
-
-
 class WatchError(StreamwatchError):
     """A PATH cannot be watched (missing, unreadable, not a checkpoint, unknown protocol)."""
 
     exit_code = ExitCode.UNREADABLE
-
-
-@dataclass(frozen=True, slots=True)
-class EndOffsets:
-    """The broker's answer to one end-offset lookup: ``offsets`` (topic, partition) → the
-    offset the next record produced will get (``ListOffsets`` with ``OffsetSpec.latest()``:
-    the log end offset); ``error`` (one line) when the broker did not answer at all."""
-
-    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
-    error: str | None = None
-
-
-class KafkaBroker(Protocol):
-    """What the watch asks a Kafka broker (implemented by
-    :class:`streamwatch.spark.kafka_lag.BrokerOffsets`, the adapter): the end offsets of many
-    partitions in one lookup, and broker timestamps (epoch ms: CreateTime or LogAppendTime) by
-    (topic, partition, offset) — of the record at or after each given offset, keyed by that
-    offset, and of any further record the same fetch returned, keyed by its own; partitions
-    whose record did not come back are left out. Neither raises. ``close`` lets go of the
-    connections."""
-
-    bootstrap: str
-
-    def end_offsets(self, partitions: Collection[TopicPartition]) -> EndOffsets: ...
-
-    def first_record_ms(self, positions: Mapping[TopicPartition, int]) -> Mapping[tuple[str, int, int], int]: ...
-
-    def close(self) -> None: ...
-
-
-class KafkaOffsets:
-    """One broker's offsets shared by every watcher of a watch, so a poll costs one end-offset
-    lookup for all partitions of all watched queries, and a first-record fetch only for a
-    (topic, partition, offset) never fetched before (the committed offset moved). Call
-    :meth:`next_poll` before each poll: the first watcher to ask then refreshes the end offsets
-    of every partition asked so far in one lookup; a partition first asked later in the same
-    poll costs one more lookup (for those alone)."""
-
-    def __init__(self, broker: KafkaBroker) -> None:
-        self.broker = broker
-        self.bootstrap = broker.bootstrap
-        self.known: set[TopicPartition] = set()
-        self._latest: dict[TopicPartition, int] = {}
-        self._asked: set[TopicPartition] = set()
-        self._error: str | None = None
-        self._first: OrderedDict[tuple[str, int, int], int] = OrderedDict()
-
-    def close(self) -> None:
-        """Close the broker's clients."""
-        self.broker.close()
-
-    def next_poll(self) -> None:
-        """Forget this poll's end offsets (the next :meth:`end_offsets` asks the broker)."""
-        self._latest, self._asked, self._error = {}, set(), None
-
-    def end_offsets(self, partitions: Collection[TopicPartition]) -> EndOffsets:
-        """End offsets of ``partitions`` as of this poll (see the class)."""
-        missing = set(partitions) - self._asked
-        if missing and self._error is None:
-            ask = (self.known | missing) if not self._asked else missing
-            got = self.broker.end_offsets(sorted(ask))
-            self._asked |= ask
-            self._latest.update(got.offsets)
-            self._error = got.error
-        self.known |= set(partitions)
-        return EndOffsets({tp: self._latest[tp] for tp in partitions if tp in self._latest}, self._error)
-
-    def first_record_ms(self, positions: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Broker timestamp (epoch ms) of the record at or after each offset; a
-        (topic, partition, offset) is fetched once and kept with the timestamps of the records
-        the same fetch returned after it (the newest :data:`FIRST_RECORD_CACHE`)."""
-        misses = {tp: off for tp, off in positions.items() if (*tp, off) not in self._first}
-        if misses:
-            self._first.update(self.broker.first_record_ms(misses))
-            while len(self._first) > FIRST_RECORD_CACHE:
-                self._first.popitem(last=False)
-        out = {}
-        for tp, off in positions.items():
-            if (stamp := self._first.get((*tp, off))) is not None:
-                self._first.move_to_end((*tp, off))
-                out[tp] = stamp
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class _KafkaSample:
-    """One measurement of a Kafka source: at ``at_ms``, the records its committed offsets and
-    the broker's end offsets sum to over its partitions (for the rates)."""
-
-    at_ms: int
-    committed: int
-    latest: int
-    partitions: frozenset[TopicPartition]
-
-
-@dataclass(frozen=True, slots=True)
-class _Pace:
-    """What a source's catch-up is judged by: ``window_from_ms`` (the planned time of the
-    oldest recent committed batch), ``planned_since_ms`` (of the latest planned batch) and
-    ``patience_ms`` (how long work may wait with no batch planned; None: unknown)."""
-
-    window_from_ms: int | None
-    planned_since_ms: int | None
-    patience_ms: int | None
-
-
-def _catchup(backlog: int, arrival: float | None, processed: float | None, now_ms: int,
-             pace: _Pace) -> tuple[float | None, bool | None]:
-    """(catchupSeconds, catchingUp) by the rules of :mod:`streamwatch.analysis.lag`."""
-    if backlog == 0:
-        return 0.0, True
-    if pace.planned_since_ms is not None and pace.patience_ms is not None and \
-            now_ms - pace.planned_since_ms > pace.patience_ms:
-        return None, False  # records wait and no batch was planned for longer than the cadence allows
-    if arrival is None or processed is None:
-        return None, None
-    if processed > arrival:
-        return backlog / (processed - arrival), True
-    return None, False
-
-
-def kafka_source_lag(who: tuple[str, str, str], source: str, committed: Mapping[TopicPartition, int],
-                     kafka: KafkaOffsets, now_ms: int, samples: deque[_KafkaSample], pace: _Pace) -> SourceLag:
-    """The :class:`SourceLag` of Kafka source ``source`` of query ``who`` (id, name,
-    checkpoint) whose newest committed batch ends at ``committed`` (``offsets/N``,
-    ``KafkaSourceOffset``: the next offset to read per partition). ``backlog``: records behind
-    (broker end offset − committed, summed); ``oldestUnreadMs``: the broker timestamp of the
-    first record after the committed offset, oldest over the partitions behind; ``lagSeconds``
-    = now − that (0.0 with none behind). Rates (records/s) from ``samples`` — this source's
-    earlier measurements, appended to — since the oldest taken at or after
-    ``pace.window_from_ms``: arrival = end offsets' advance, processed = committed offsets'
-    advance. Unknown, with a ``reason``, when the broker cannot tell."""
-    qid, query, checkpoint = who
-
-    def unknown(reason: str) -> SourceLag:
-        return SourceLag(qid, query, checkpoint, source, "kafka", now_ms, None, None, None, reason=reason)
-
-    ends = kafka.end_offsets(committed.keys())
-    if ends.error is not None:
-        return unknown(f"the Kafka broker {kafka.bootstrap} did not answer: {ends.error}")
-    gone = sorted(tp for tp in committed if tp not in ends.offsets)
-    if gone:
-        return unknown(f"the Kafka broker {kafka.bootstrap} has no end offset for {gone[0][0]}-{gone[0][1]}")
-    behind = {tp: off for tp, off in committed.items() if off < ends.offsets[tp]}
-    backlog = sum(ends.offsets[tp] - off for tp, off in behind.items())
-    stamps = kafka.first_record_ms(behind)
-    late = sorted(tp for tp in behind if tp not in stamps)
-    sample = _KafkaSample(now_ms, sum(committed.values()), sum(ends.offsets[tp] for tp in committed),
-                          frozenset(committed))
-    if samples and samples[-1].partitions != sample.partitions:
-        samples.clear()  # partitions added or removed: the sums no longer compare
-    first = next((s for s in samples if pace.window_from_ms is None or s.at_ms >= pace.window_from_ms), None)
-    samples.append(sample)
-    arrival = processed = None
-    if first is not None and now_ms > first.at_ms:
-        span_s = (now_ms - first.at_ms) / 1000
-        arrival, processed = (sample.latest - first.latest) / span_s, (sample.committed - first.committed) / span_s
-    catchup_s, catching_up = _catchup(backlog, arrival, processed, now_ms, pace)
-    oldest = min(stamps.values()) if behind and not late else None
-    lag_s = 0.0 if not behind else None if oldest is None else max(0.0, (now_ms - oldest) / 1000)
-    reason = None
-    if late:
-        t, p = late[0]
-        reason = (f"the Kafka broker {kafka.bootstrap} returned no timestamped record at offset {behind[late[0]]} "
-                  f"of {t}-{p}")
-    return SourceLag(qid, query, checkpoint, source, "kafka", now_ms, backlog, oldest, lag_s, arrival, processed,
-                     first.at_ms if arrival is not None and first is not None else None, catchup_s, catching_up,
-                     reason)
 
 
 def _ids(names: list[str] | None) -> list[int]:
@@ -261,8 +86,7 @@ class CheckpointWatcher:
                  clock: Callable[[], float] = time.time, file_sizes: bool = True,
                  kafka: KafkaOffsets | None = None) -> None:
         self.url = url
-        self.kafka = kafka
-        self._kafka_samples: dict[str, deque[_KafkaSample]] = {}
+        self.kafka = KafkaSourceLags(kafka) if kafka is not None else None
         self.name = name or url.rstrip("/").rsplit("/", 1)[-1]
         self.history = history
         self.poll_s = poll_s
@@ -326,7 +150,7 @@ class CheckpointWatcher:
                 out.append(rec)
         if self.last_offset_id is not None and self.last_offset_id not in self.offsets:
             self._offsets(self.last_offset_id)
-        self.tracker.size_for(len(self.file_lags) + len(self._kafka_sources()))
+        self.tracker.size_for(len(self.file_lags) + len(self._kafka_ids()))
         status, lags = self._status(), self._measure_lags()
         out.extend([*self.health_change(), *status, *lags])  # the verdict first, then its evidence
         return out
@@ -484,8 +308,7 @@ class CheckpointWatcher:
         source logs read past what was planned since, the source folders listed once each;
         then every Kafka source's (with ``kafka``: see :func:`kafka_source_lag`)."""
         now = int(self.clock() * 1000) if now_ms is None else now_ms
-        kafka_sources = self._kafka_sources()
-        if not self.file_lags and not kafka_sources:
+        if not self.file_lags and not self._kafka_ids():
             return []
         if self._planned_new:
             for lag in self.file_lags:
@@ -494,7 +317,7 @@ class CheckpointWatcher:
         recent = [b for b in list(self.batches)[-CADENCE_BATCHES:] if b.planned_at_ms is not None]
         latest = next(reversed(self.offsets.values())) if self.offsets else None
         cadence = self.cadence_ms()
-        pace = _Pace(min((b.planned_at_ms for b in recent if b.planned_at_ms is not None), default=None),
+        pace = Pace(min((b.planned_at_ms for b in recent if b.planned_at_ms is not None), default=None),
                      latest.timestamp_ms if latest is not None else None,
                      max(IDLE_FACTOR * cadence, int(2 * self.poll_s * 1000)) if cadence is not None else None)
         out = []
@@ -504,36 +327,24 @@ class CheckpointWatcher:
             out.append(lag.measure(query_id=self.query_id, query=self.name, checkpoint=self.url, now_ms=now,
                                    window_from_ms=pace.window_from_ms, files_read_in_window=read,
                                    planned_since_ms=pace.planned_since_ms, patience_ms=pace.patience_ms))
-        out.extend(self._kafka_lags(kafka_sources, now, pace))
+        out.extend(self._kafka_lags(now, pace))
         return out
 
-    def _kafka_sources(self) -> list[str]:
-        """Ids of the Kafka sources in the newest offsets entry (none without ``kafka``)."""
-        if self.kafka is None or not self.offsets:
-            return []
-        entry = next(reversed(self.offsets.values()))
-        return [entry.source_id(i) for i, p in enumerate(entry.parsed) if p is not None and p.kind == "kafka"]
+    def _newest_offsets(self) -> OffsetLogEntry | None:
+        return next(reversed(self.offsets.values())) if self.offsets else None
 
-    def _kafka_lags(self, sources: list[str], now_ms: int, pace: _Pace) -> list[SourceLag]:
+    def _kafka_ids(self) -> list[str]:
+        """Ids of the Kafka sources in the newest offsets entry (none without ``kafka``)."""
+        return [] if self.kafka is None else self.kafka.sources_in(self._newest_offsets())
+
+    def _kafka_lags(self, now_ms: int, pace: Pace) -> list[SourceLag]:
         """Each Kafka source's lag against the offsets of the newest committed batch."""
-        if self.kafka is None:
+        if self.kafka is None or not self.offsets:
             return []
         entry = self.offsets.get(self.last_commit_id) if self.last_commit_id is not None else None
         if entry is None and self.last_commit_id is not None:
             entry = self._offsets(self.last_commit_id)
-        who = (self.query_id, self.name, self.url)
-        out = []
-        for sid in sources:
-            pos = entry.position(sid) if entry is not None else None
-            parsed = entry.parsed[pos] if entry is not None and pos is not None and pos < len(entry.parsed) else None
-            if parsed is None or parsed.kind != "kafka":
-                out.append(SourceLag(*who, sid, "kafka", now_ms, None, None, None,
-                                     reason="no committed batch has read this source yet"))
-                continue
-            committed = {(t, int(p)): int(off) for t, parts in parsed.kafka_partitions.items() for p, off in parts.items()}
-            samples = self._kafka_samples.setdefault(sid, deque(maxlen=KAFKA_SAMPLES))
-            out.append(kafka_source_lag(who, sid, committed, self.kafka, now_ms, samples, pace))
-        return out
+        return self.kafka.measure((self.query_id, self.name, self.url), self._newest_offsets(), entry, now_ms, pace)
 
     def _measure_lags(self) -> list[SourceLag]:
         """:meth:`measure_lags`, keeping each source's latest; the ones whose verdict changed."""

@@ -26,7 +26,7 @@ from streamwatch.errors import Unreadable, UsageError
 if TYPE_CHECKING:  # the watch machinery is imported when a watch runs, not for --help
     from streamwatch.analysis.merge import MergedRecords
     from streamwatch.analysis.session import CheckpointWatch
-    from streamwatch.analysis.watch import KafkaOffsets
+    from streamwatch.analysis.watch_kafka import KafkaOffsets
     from streamwatch.watch_metrics import WatchMetrics
 
 EPILOG = """\b
@@ -150,7 +150,7 @@ def watch(paths: tuple[str, ...], headless: bool, out: Path | None, poll_s: floa
 def _kafka(bootstrap: str) -> KafkaOffsets:
     """The broker's offsets shared by every watcher; raises :class:`UsageError` (exit 2)
     without confluent-kafka."""
-    from streamwatch.analysis.watch import KafkaOffsets
+    from streamwatch.analysis.watch_kafka import KafkaOffsets
 
     try:
         from streamwatch.spark.kafka_lag import BrokerOffsets

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: A Kafka topic-partition: (topic, partition).
+TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +67,13 @@ class KafkaLag:
             return None
         oldest = min((p.oldest_unread_ms for p in behind if p.oldest_unread_ms is not None), default=None)
         return 0.0 if oldest is None else max(0.0, (self.at_ms - oldest) / 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class EndOffsets:
+    """The broker's answer to one end-offset lookup: ``offsets`` (topic, partition) → the
+    offset the next record produced will get (``ListOffsets`` with ``OffsetSpec.latest()``:
+    the log end offset); ``error`` (one line) when the broker did not answer at all."""
+
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    error: str | None = None

@@ -17,12 +17,11 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
-from streamwatch.analysis.watch import EndOffsets, TopicPartition
 from streamwatch.checkpoint.reader import read_checkpoint
 from streamwatch.errors import one_line
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.findings import Finding
-from streamwatch.model.kafka import KafkaLag, PartitionLag
+from streamwatch.model.kafka import EndOffsets, KafkaLag, PartitionLag, TopicPartition
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer

@@ -129,7 +129,7 @@ def test_one_end_offset_lookup_per_poll_for_every_watched_checkpoint(stopped_que
     offsets once for all of them; the first unread record of each partition is fetched once,
     at the first look, and never again while the committed offsets stay."""
     from streamwatch.analysis.session import CheckpointWatch
-    from streamwatch.analysis.watch import KafkaOffsets
+    from streamwatch.analysis.watch_kafka import KafkaOffsets
     from streamwatch.spark.kafka_lag import BrokerOffsets
 
     cp, topic, t1 = stopped_query
