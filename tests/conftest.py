@@ -223,3 +223,22 @@ def kafka_broker():
     broker = LocalKafka.start()
     yield broker.bootstrap
     broker.stop()
+
+
+@pytest.fixture(scope="session")
+def sdp_logged(tmp_path_factory):
+    """scripts/sdp_fixture.py's pipeline run once by ``streamwatch log --spec``
+    (:func:`tests.helpers.sdp_runs.log_first_run`): one JVM for tests/spark/test_sdp_log.py and
+    tests/cli/test_sdp_watch.py, which only read."""
+    from tests.helpers.sdp_runs import log_first_run
+
+    return log_first_run(tmp_path_factory.mktemp("sdp-runs"))
+
+
+@pytest.fixture(scope="session")
+def sdp_refreshed(sdp_logged):
+    """:func:`sdp_logged`'s project after a landed file and ``spark-pipelines run --refresh
+    bronze`` (:func:`tests.helpers.sdp_runs.refresh_bronze`); the flow states that run printed."""
+    from tests.helpers.sdp_runs import refresh_bronze
+
+    return refresh_bronze(sdp_logged)

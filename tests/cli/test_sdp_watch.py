@@ -1,9 +1,10 @@
 """``streamwatch watch`` on a Spark Declarative Pipelines storage written by pyspark's own
-``spark-pipelines run`` (scripts/sdp_fixture.py's project: streaming tables bronze ← JSON files,
-silver ← bronze; materialized view gold). A flow's sink is its table, so the pipeline edge
-bronze → silver is drawn; its backlog is held against the files: after a second run that
-refreshes bronze alone (a new landed file), the part files in bronze's table folder that silver's
-file-source log does not name, counted here by listing the folder and reading the log."""
+``spark-pipelines`` (session fixtures ``sdp_logged`` and ``sdp_refreshed``, tests/conftest.py:
+scripts/sdp_fixture.py's project, streaming tables bronze ← JSON files, silver ← bronze;
+materialized view gold). A flow's sink is its table, so the pipeline edge bronze → silver is
+drawn; its backlog is held against the files: after a second run that refreshes bronze alone
+(a new landed file), the part files in bronze's table folder that silver's file-source log
+does not name, counted here by listing the folder and reading the log."""
 
 from __future__ import annotations
 
@@ -18,26 +19,24 @@ import pytest
 
 from streamwatch.checkpoint.sdp import SdpFlow, is_table_folder
 from tests.helpers.scripts import load_script
+from tests.helpers.sdp_runs import SdpLogged
 
 SW = str(Path(sys.executable).parent / "streamwatch")
-ROWS = [{"k": 0, "v": 0}, {"k": 1, "v": 10}, {"k": 2, "v": 20}]
 
 
 @pytest.fixture(scope="module")
-def storage(tmp_path_factory):
-    """A real pipeline's folders after `run`, then a landed file and `run --refresh bronze`."""
+def storage(request):
+    """A real pipeline's folders after `run` (streamwatch log --spec), then a landed file and
+    `run --refresh bronze` (shared session fixtures, tests/helpers/sdp_runs.py)."""
     pytest.importorskip("yaml")
-    fixture = load_script("sdp_fixture")
-    base = tmp_path_factory.mktemp("sdp-watch")
-    spec = fixture.write_project(base, ROWS)
-    proj = spec.parent
-    first = fixture.run_pipeline(proj)
-    (base / "landing" / "f9.json").write_text(json.dumps({"k": 9, "v": 90}) + "\n")
-    second = fixture.run_pipeline(proj, "--refresh", "bronze")
+    logged: SdpLogged = request.getfixturevalue("sdp_logged")
+    assert logged.logged.returncode == 0, logged.logged.stderr[-3000:]
+    first = [(m.group(1), m.group(2)) for m in load_script("sdp_fixture").STATE.finditer(logged.logged.stderr)]
+    second = request.getfixturevalue("sdp_refreshed")
     assert ("spark_catalog.default.silver", "COMPLETED") in first
     assert ("spark_catalog.default.bronze", "COMPLETED") in second
     assert ("spark_catalog.default.silver", "COMPLETED") not in second
-    return proj
+    return logged.proj
 
 
 def _unread_parts(proj: Path) -> set[str]:

@@ -1,6 +1,7 @@
 """``streamwatch log --spec``: a small Spark Declarative Pipelines project (scripts/sdp_fixture.py's
 flows: streaming tables bronze ← JSON files, silver ← bronze where v >= 0, materialized view gold)
-run once by pyspark's own ``spark-pipelines`` through streamwatch. Held against independent
+run once by pyspark's own ``spark-pipelines`` through streamwatch (the ``sdp_logged`` fixture's
+run, shared with tests/cli/test_sdp_watch.py). Held against independent
 accounts: the flow states equal the lines the CLI itself printed in that run (parsed here with the
 fixture script's regex) and in the committed fixture run (tests/fixtures/sdp/facts.json, written
 by the CLI for the same flows); each flow's recorded ``numInputRows`` add up to the rows of the
@@ -11,9 +12,7 @@ recording replays in the dashboard (``streamwatch replay``, exit 0)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -22,42 +21,24 @@ import pytest
 from streamwatch.events.reader import ReadReport, read_recording
 from streamwatch.model.events import QueryProgress
 from tests.helpers.scripts import load_script
+from tests.helpers.sdp_runs import ENV, ROWS, SW, SdpLogged
 from tests.helpers.terminal import Terminal
 
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
-SW = str(Path(sys.executable).parent / "streamwatch")
-#: spark-pipelines' local Connect server on an ephemeral port, not 15002 (see scripts/sdp_fixture.py):
-#: concurrent test runs on one machine cannot refuse each other the port
-ENV = {**os.environ, "SPARK_TESTING": "1"}
-ROWS = [{"k": 0, "v": 0}, {"k": 1, "v": 10}, {"k": 2, "v": -5}, {"k": 3, "v": 30}]
 
 
 def project(base: Path) -> Path:
     """A project like `spark-pipelines init` writes, with the fixture's flows; its spec path."""
-    fixture = load_script("sdp_fixture")
-    landing = base / "landing"
-    landing.mkdir()
-    for i, row in enumerate(ROWS):
-        (landing / f"f{i}.json").write_text(json.dumps(row) + "\n")
-    proj = base / "proj"
-    (proj / "transformations").mkdir(parents=True)
-    (proj / "transformations" / "flows.py").write_text(fixture.FLOWS.format(landing=str(landing)))
-    spec = proj / "spark-pipeline.yml"
-    spec.write_text(f"name: proj\nstorage: {(proj / 'pipeline-storage').as_uri()}\n"
-                    "libraries:\n  - glob:\n      include: transformations/**\n")
-    return spec
+    return load_script("sdp_fixture").write_project(base, ROWS)
 
 
-@pytest.fixture(scope="module")
-def logged(tmp_path_factory):
-    base = tmp_path_factory.mktemp("sdp-log")
-    spec = project(base)
-    out = base / "sdp.jsonl"
-    r = subprocess.run([SW, "log", "--spec", str(spec), "--out", str(out)], capture_output=True, text=True,
-                       timeout=900, cwd=base, env=ENV)
-    return base, out, r
+@pytest.fixture
+def logged(sdp_logged: SdpLogged):
+    """The first run of the shared project (tests/helpers/sdp_runs.py): the rows landed for it
+    (read from its files when it ended), ``log --spec``'s recording and its output."""
+    return sdp_logged.landed_first, sdp_logged.recording, sdp_logged.logged
 
 
 def _records(out: Path, kind: str) -> list[dict]:
@@ -78,9 +59,8 @@ def test_flow_states_are_what_the_cli_printed(logged):
 
 
 def test_each_flows_input_rows_are_the_landed_rows(logged):
-    base, out, r = logged
+    landed, out, r = logged
     assert r.returncode == 0, r.stderr[-3000:]
-    landed = [json.loads(line) for f in sorted((base / "landing").iterdir()) for line in f.read_text().splitlines()]
     report = ReadReport()
     progress = [e for e in read_recording(out, report) if isinstance(e, QueryProgress)]
     rows: dict[str, int] = {}
