@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from streamwatch.cli.kafka_opts import KAFKA_OPTION, kafka_for
+from streamwatch.cli.log_sinks import Recording, Say, emitter, open_sink, serve_prometheus
 from streamwatch.cli.options import (
     RunChoice,
     WorkspaceUnwritable,
@@ -29,10 +30,6 @@ from streamwatch.errors import ExitCode, Unreadable, UsageError, one_line
 if TYPE_CHECKING:  # Spark, the recorders and the metrics server are imported when a run starts
     from pyspark.sql import SparkSession
 
-    from streamwatch.events.bus import EventBusStats
-    from streamwatch.events.jsonl import JsonlRecorder
-    from streamwatch.events.segments import SegmentRecorder
-    from streamwatch.metrics import PrometheusSink
     from streamwatch.model.runtime import SessionInfo
     from streamwatch.spark.live import LiveBackend
 
@@ -71,18 +68,6 @@ Exit codes:
 
 
 @dataclass(frozen=True)
-class Recording:
-    """Where and how the events are written: ``out`` (a file, ``-`` for stdout, or an fsspec
-    URL stored as segment objects), ``flush_every`` events per write flush, ``max_bytes``
-    (bytes) to rotate or cut a segment at, ``segment_seconds`` (s) between segments of a URL."""
-
-    out: str
-    flush_every: int = 1
-    max_bytes: int | None = None
-    segment_seconds: float | None = None
-
-
-@dataclass(frozen=True)
 class LogOptions:
     """The checked options of one ``streamwatch log`` run of a bundled pipeline: the
     pipeline and workspace (``choice``), the ``trigger`` spec, ``duration`` (s, None: until
@@ -98,9 +83,6 @@ class LogOptions:
     prometheus_port: int | None = None
     ui: bool = True
     remote: str | None = None
-
-
-Say = Callable[[str], None]
 
 
 def _say(msg: str) -> None:
@@ -120,7 +102,8 @@ def _say(msg: str) -> None:
 @click.option("--segment-seconds", type=float, default=None,
               help="With a URL --out: store a segment at least every SECONDS while events arrive [default: 5].")
 @click.option("--prometheus", "prometheus_port", type=int, default=None,
-              help="Serve the latest per-query metrics on http://127.0.0.1:PORT/metrics.")
+              help="Serve the latest per-query metrics, health (streamwatch_health{query,state}) and file-source "
+                   "lag on http://127.0.0.1:PORT/metrics.")
 @click.option("--remote", default=None, metavar="sc://HOST[:PORT]",
               help="Run the pipeline through this Spark Connect server instead of a Spark in this "
                    "process (not with --master); the server reads and writes WORKSPACE by its path.")
@@ -138,6 +121,11 @@ def log(pipeline_name: str, workspace: str, trigger: str, output_mode_specs: tup
     streamwatch JSONL to --out. Data goes to stdout (or the file), diagnostics
     to stderr, Spark's own logs to WORKSPACE/logs/spark.log. Ctrl-C stops the
     queries cleanly, writes the last events and exits 0.
+
+    Each query's health (docs/health.md: ok, lagging, stalled, stopped,
+    failing, idle, unknown; the verdict `watch --log` gives) is judged from
+    its checkpoint about once a second and written as a query-health line
+    when it changes.
 
     With --remote the queries run in the server's Spark; the listener runs here
     and receives their events over gRPC (Spark Connect's listener bus), so the
@@ -272,47 +260,6 @@ def _run(opts: LogOptions, options: dict[str, Any], say: Say) -> int:
             signal.signal(sig, handler)
 
 
-class _RecordSink:
-    """The recorder as an event sink: a write failure (disk full, file too large) is said
-    once on stderr and the events after it counted; the queries keep running."""
-
-    def __init__(self, recorder: JsonlRecorder | SegmentRecorder, out: str, say: Say) -> None:
-        self.recorder = recorder
-        self.out = out
-        self.say = say
-        self.lost_events = 0
-        self.error: str | None = None
-
-    def __call__(self, obj: object) -> None:
-        if self.error is not None:
-            self.lost_events += 1
-            return
-        try:
-            self.recorder.write(obj)
-        except OSError as e:
-            self.error = e.strerror or str(e)
-            self.lost_events += 1
-            self.say(f"cannot write {self.out}: {self.error} — recording stopped, the queries keep running")
-
-    def close(self, stats: EventBusStats) -> bool:
-        """Write the bus's counters (unless recording stopped) and close; True when events
-        were lost (each said on stderr)."""
-        from streamwatch.model.events import ListenerStats
-
-        try:
-            if self.error is None:
-                self.recorder.write(ListenerStats(published=stats.published, delivered=stats.delivered,
-                                                  dropped=stats.dropped, sink_errors=stats.sink_errors))
-            self.recorder.close()
-        except OSError as e:
-            if self.error is None:
-                self.say(f"cannot write {self.out}: {e.strerror}" if e.strerror else str(e))
-            self.error = self.error or e.strerror or str(e)
-        if self.error is not None:
-            self.say(f"{self.lost_events} events not recorded ({self.out}: {self.error})")
-        return self.error is not None
-
-
 def _remote_url(opts: LogOptions) -> str | None:
     """``--remote`` as shown and recorded (:func:`~streamwatch.spark.connect.public_url`), or None."""
     if opts.remote is None:
@@ -322,97 +269,41 @@ def _remote_url(opts: LogOptions) -> str | None:
     return public_url(opts.remote)
 
 
-def _open_sink(spark: SparkSession, opts: LogOptions, say: Say) -> _RecordSink | None:
-    """The recording of ``opts.recording.out`` with its header (pipeline, trigger, remote);
-    None (said on stderr) when it cannot be opened."""
-    from streamwatch.events.segments import open_recorder
-    from streamwatch.spark.record import session_header
+def _record(spark: SparkSession, info: SessionInfo, opts: LogOptions, options: dict[str, Any],
+            stop: threading.Event, say: Say) -> int:
+    """Run the pipeline's queries on ``spark`` and record their events (and their health
+    changes) until ``stop``, the duration, or every query's end; the exit code (0, 1 a query
+    failed, 3 the queries could not start, 4 the recording could not be written)."""
+    from streamwatch.cli.log_health import LogHealth, judged_queries, publisher
+    from streamwatch.spark.live import LiveBackend
 
     facts = {"pipeline": opts.choice.pipeline.name, "trigger": opts.trigger}
     remote = _remote_url(opts)
     if remote is not None:
         facts["remote"] = remote
-    rec = opts.recording
-    try:
-        recorder = open_recorder(rec.out, header=session_header(spark, facts), flush_every=rec.flush_every,
-                                 max_bytes=rec.max_bytes, segment_seconds=rec.segment_seconds)
-    except OSError as e:
-        say(f"cannot write {rec.out}: {e.strerror}" if e.strerror else str(e))
-        return None
-    return _RecordSink(recorder, rec.out, say)
-
-
-def _prometheus(port: int | None, say: Say) -> PrometheusSink | None:
-    """The ``--prometheus`` endpoint on 127.0.0.1:``port``; None without one or when the port
-    cannot be served (said on stderr)."""
-    if port is None:
-        return None
-    try:
-        from streamwatch.metrics import PrometheusSink
-
-        metrics = PrometheusSink(port)
-    except OSError as e:
-        say(f"cannot serve Prometheus metrics on port {port}: {e.strerror or e}")
-        return None
-    say(f"Prometheus metrics on http://127.0.0.1:{metrics.port}/metrics")
-    return metrics
-
-
-def _emitter(sinks: list[Callable[[object], None]], failed: list[str], say: Say) -> Callable[[object], None]:
-    """The backend's ``emit``: listener events to ``sinks``, a failed query's exception (one
-    line) appended to ``failed``, the runtime's notices said on stderr."""
-    from streamwatch.model.events import Event, QueryTerminated
-    from streamwatch.model.runtime import QueryNotRun, QueryQueued, RuntimeNotice
-
-    def emit(obj: object) -> None:
-        if isinstance(obj, Event):
-            for sink in sinks:
-                sink(obj)
-            if isinstance(obj, QueryTerminated) and obj.failed:
-                failed.append(one_line(obj.exception, 1000))
-                say(f"query {obj.id} failed: {failed[-1][:300]}")
-            elif isinstance(obj, QueryTerminated) and obj.exception:
-                say(f"query {obj.id} stopped (Spark reported, caused by the stop: "
-                    f"{obj.exception.splitlines()[0][:200]})")
-        elif isinstance(obj, QueryQueued):
-            say(f"{obj.query_name} queued: waits for {', '.join(obj.waiting_for)} to finish ({obj.trigger})")
-        elif isinstance(obj, QueryNotRun):
-            say(f"{obj.query_name} not run: {obj.reason}")
-        elif isinstance(obj, RuntimeNotice):
-            say(obj.message)
-        # a SessionInfo is the backend's view of our session; ours (with the executor count) is said
-
-    return emit
-
-
-def _record(spark: SparkSession, info: SessionInfo, opts: LogOptions, options: dict[str, Any],
-            stop: threading.Event, say: Say) -> int:
-    """Run the pipeline's queries on ``spark`` and record their events until ``stop``, the
-    duration, or every query's end; the exit code (0, 1 a query failed, 3 the queries could
-    not start, 4 the recording could not be written)."""
-    from streamwatch.spark.live import LiveBackend
-
-    sink = _open_sink(spark, opts, say)
+    sink = open_sink(spark, facts, opts.recording, say)
     if sink is None:
         spark.stop()
         return ExitCode.UNREADABLE
     failed: list[str] = []
-    sinks: list[Callable[[object], None]] = [sink]
-    metrics = _prometheus(opts.prometheus_port, say)
+    health = LogHealth(judged_queries(opts.choice.pipeline, opts.choice.workspace), say)
+    sinks: list[Callable[[object], None]] = [sink, health.observe]
+    metrics = serve_prometheus(opts.prometheus_port, say)
     if metrics is not None:
         sinks.append(metrics)
-    remote = _remote_url(opts)
     where = f" via Spark Connect {remote}" if remote is not None else ""
     say(f"Spark {info.spark_version} on {info.master_description}{where}; tables: {info.table_format}; "
         f"UI: {info.ui_url or 'off'}")
     backend = LiveBackend(opts.choice.pipeline, opts.choice.workspace, trigger=opts.trigger, spark=spark,
                           table_format=info.table_format, land_every_s=opts.land_every, max_files=opts.max_files,
                           ui=opts.ui, output_modes=opts.choice.output_modes, options=options)
+    judge = publisher(health, sink, metrics)
     code: int = ExitCode.OK
     try:
-        code = _drive(backend, _emitter(sinks, failed, say), opts.duration, stop, say)
+        code = _drive(backend, emitter(sinks, failed, say), judge, opts.duration, stop, say)
     finally:
         backend.stop()  # waits for Spark's (asynchronous) QueryTerminatedEvents
+        judge(True)  # the verdicts as the stopped queries left their checkpoints
         stats = backend.bus.stats()
         if sink.close(stats):
             code = ExitCode.UNREADABLE if code == ExitCode.OK else code
@@ -426,10 +317,11 @@ def _record(spark: SparkSession, info: SessionInfo, opts: LogOptions, options: d
     return code
 
 
-def _drive(backend: LiveBackend, emit: Callable[[object], None], duration: float | None, stop: threading.Event,
-           say: Say) -> int:
-    """Start the queries and wait for ``stop``, ``duration`` (s) or every query's end; 3 when
-    a query could not be started (each said on stderr), else 0."""
+def _drive(backend: LiveBackend, emit: Callable[[object], None], judge: Callable[[bool], None], duration: float | None,
+           stop: threading.Event, say: Say) -> int:
+    """Start the queries and wait for ``stop``, ``duration`` (s) or every query's end, calling
+    ``judge`` (the health verdicts, at its own pace) while waiting; 3 when a query could not
+    be started (each said on stderr), else 0."""
     code: int = ExitCode.OK
     try:
         backend.start(emit)
@@ -438,6 +330,7 @@ def _drive(backend: LiveBackend, emit: Callable[[object], None], duration: float
         code = ExitCode.ERRORS
     deadline = None if duration is None else time.monotonic() + duration
     while code == ExitCode.OK and not stop.wait(0.2):
+        judge(False)
         if deadline is not None and time.monotonic() >= deadline:
             say(f"--duration {duration:g} s reached")
             break

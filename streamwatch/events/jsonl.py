@@ -70,12 +70,25 @@ class RecordingHeader:
                    app=dict(d.get("app") or {}), conf=redact_conf(d.get("conf") or {}))
 
 
+@dataclass(frozen=True, slots=True)
+class DerivedRecord:
+    """A record streamwatch derived during a recording (not a listener event), e.g.
+    ``query-health``: its ``kind`` and its documented JSON ``body``. Recorded as
+    ``{"v", "kind", "t", "event": body}``; :func:`decode` skips its kind (unknown to readers)."""
+
+    kind: str
+    body: Mapping[str, Any]
+
+
 def encode(obj: Any, recorded_ms: int | None = None) -> bytes:
     """One JSONL line (with the trailing newline) for a model object: an ``Event``,
-    ``ListenerStats``, ``UnsupportedEvent`` or :class:`RecordingHeader`. Raises ``TypeError``
-    for anything else."""
+    ``ListenerStats``, ``UnsupportedEvent``, :class:`RecordingHeader` or :class:`DerivedRecord`
+    (whose kind must not be a listener kind). Raises ``TypeError`` for anything else."""
     if isinstance(obj, RecordingHeader):
         line: dict[str, Any] = obj.to_line()
+    elif isinstance(obj, DerivedRecord) and obj.kind not in (*EVENT_KINDS, "header", "unsupported"):
+        line = {"v": SCHEMA_VERSION, "kind": obj.kind,
+                "t": int(time.time() * 1000) if recorded_ms is None else recorded_ms, "event": dict(obj.body)}
     elif isinstance(obj, UnsupportedEvent):
         line = {"v": SCHEMA_VERSION, "kind": "unsupported",
                 "event": {"eventClass": obj.event_class, "reason": obj.reason, "line": obj.line}}
@@ -263,5 +276,5 @@ def decode(line: bytes | str) -> Event | ListenerStats | UnsupportedEvent | Reco
         raise ValueError(f"malformed {kind} event: {e}") from None
 
 
-__all__ = ["SCHEMA_VERSION", "JsonlRecorder", "ListenerStats", "Recorder", "RecordingHeader", "decode", "encode",
+__all__ = ["SCHEMA_VERSION", "DerivedRecord", "JsonlRecorder", "ListenerStats", "Recorder", "RecordingHeader", "decode", "encode",
            "rotated_segments"]
