@@ -20,23 +20,28 @@ too); version ``N`` is batch ``N - 1``. A RocksDB store without changelogs compa
 value in successive versions instead (a put of an unchanged value is not seen). Beside each
 change: the batch's event-time watermark from ``offsets/N`` (epoch ms).
 
-Covered: the ``default`` store of streaming aggregations, dropDuplicates and
-flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not covered (a one-line
-:class:`~streamwatch.state.model.StateReadError`): stream-stream joins, session windows
-(prefix-scan keys), transformWithState variables, the Avro encoding.
+Session windows: the key is the grouping key (the store's prefix-scan columns, which alone
+place a row) and its answer every session stored under it — ``entries``, each with its own key
+columns (``sessionStartTime``) and value; history lists each session's puts and removes
+(:mod:`streamwatch.state.keygroups`).
+
+Covered: the ``default`` store of streaming aggregations, session window aggregations,
+dropDuplicates and flatMapGroupsWithState/applyInPandasWithState, UnsafeRow encoding. Not
+covered (a one-line :class:`~streamwatch.state.model.StateReadError`): stream-stream joins,
+transformWithState variables, the Avro encoding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from streamwatch.checkpoint.fs import Storage
 from streamwatch.checkpoint.logs import parse_offsets
 from streamwatch.model.checkpoint import Checkpoint
 from streamwatch.model.statestore import StateOperator
-from streamwatch.state import hdfs, join, rocksdb, tws_reader
+from streamwatch.state import hdfs, join, keygroups, rocksdb, tws_reader
 from streamwatch.state.encoding import decoders
 from streamwatch.state.keyjson import KeyUsageError, describe, parse_key
 from streamwatch.state.keyvalue import Resolved, pick, records, value_at
@@ -58,7 +63,9 @@ UPDATE, REMOVE = "update", "delete"
 class KeyTarget:
     """Where one key lives: operator, store, provider, the key ``schema`` and its ``values``
     (schema order), the UnsafeRow ``key_row`` bytes, the value schema, and ``partition`` of
-    ``num_partitions`` (Spark's hash placement)."""
+    ``num_partitions`` (Spark's hash placement). A store with several entries per key
+    (session windows): ``prefix_cols`` > 0, ``schema`` its grouping key (the prefix columns)
+    and ``entry_key`` the key columns after it (``sessionStartTime``)."""
 
     operator_id: int
     operator_name: str | None
@@ -70,6 +77,17 @@ class KeyTarget:
     value_schema: StructType
     partition: int
     num_partitions: int
+    prefix_cols: int = 0
+    entry_key: StructType = StructType()
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    """One entry stored under a grouping key: ``sub_key`` (values of ``target.entry_key``,
+    e.g. the session's start as an aware UTC datetime) and ``value`` (``target.value_schema``)."""
+
+    sub_key: tuple[Any, ...]
+    value: tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +95,8 @@ class KeyLookup:
     """The key's value as of ``batch_id`` (state version ``batch_id + 1``): ``value`` (one
     value per field of ``target.value_schema``, in order — aggregation buffers repeat names
     such as ``sum``/``count``; None when the store does not hold the key), the files read and
-    their ``bytes`` (compressed, as stored)."""
+    their ``bytes`` (compressed, as stored). A grouped store (``target.prefix_cols`` > 0):
+    ``value`` None and ``entries`` the key's entries, ordered by sub-key."""
 
     target: KeyTarget
     batch_id: int
@@ -85,19 +104,27 @@ class KeyLookup:
     value: tuple[Any, ...] | None
     files: tuple[str, ...]
     bytes: int
+    entries: tuple[KeyEntry, ...] = ()
+
+    @property
+    def found(self) -> bool:
+        """Whether the store holds the key (a value, or at least one entry)."""
+        return self.value is not None or bool(self.entries)
 
 
 @dataclass(frozen=True, slots=True)
 class KeyChange:
     """One change of the key: ``batch_id`` (version − 1), ``change_type`` ``update`` or
     ``delete``, the new ``value`` (as :class:`KeyLookup`'s; None for a delete), ``watermark_ms`` the batch's
-    event-time watermark (epoch ms, None when ``offsets/<batch>`` has none)."""
+    event-time watermark (epoch ms, None when ``offsets/<batch>`` has none). In a grouped
+    store, ``sub_key`` names the entry that changed (:class:`KeyEntry`); None otherwise."""
 
     batch_id: int
     version: int
     change_type: str
     value: tuple[Any, ...] | None
     watermark_ms: int | None
+    sub_key: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,24 +193,29 @@ def _resolve(path: str, key: str, operator: int | None, batch: int, storage_opti
     if cf is None:
         raise StateReadError(f"state/{op.operator_id}: its schema file has no column family default")
     info = next((s for s in op.stores if s.name == DEFAULT_CF), None)
-    if cf.encoder != "noPrefix" or (info is not None and (info.num_cols_prefix_key or 0) > 0):
+    prefix = cf.prefix_cols if cf.encoder == "prefixScan" else (info.num_cols_prefix_key or 0) if info else 0
+    if cf.encoder not in ("noPrefix", "prefixScan") or (prefix <= 0 and cf.encoder == "prefixScan"):
         raise StateReadError(f"state/{op.operator_id} ({op.name or 'unknown'}): --key reads stores keyed by whole "
-                             f"rows; this one's keys are {cf.encoder} encoded (session windows are not covered yet)")
-    values = parse_key(key, cf.key)
+                             f"rows or a prefix (session windows); this one's keys are {cf.encoder} encoded")
+    if prefix > 0:
+        cf = replace(cf, encoder="prefixScan", prefix_cols=prefix)
+    schema = keygroups.prefix_schema(cf.key, prefix) if prefix else cf.key
+    values = parse_key(key, schema)
     try:
-        key_row = encode_row(cf.key, values)
+        key_row = encode_row(schema, values)
     except EncodeError as e:
-        raise KeyUsageError(f"--key: {e}; the key columns are {describe(cf.key)}") from None
+        raise KeyUsageError(f"--key: {e}; the key columns are {describe(schema)}") from None
     n = _num_partitions(cp, op, ctx.conf, version)
     try:
-        partition = partition_of(cf.key, values, n)
+        partition = partition_of(schema, values, n)
     except HashError as e:
         raise KeyUsageError(f"--key: {e}") from None
     if parts and partition not in parts:
         raise StateReadError(f"state/{op.operator_id}: the key hashes to partition {partition} of {n}, which has no "
                              f"state folder (partitions: {', '.join(map(str, parts))})")
     provider = provider_of(op, ctx.conf)
-    target = KeyTarget(op.operator_id, op.name, DEFAULT_CF, provider, cf.key, values, key_row, cf.value, partition, n)
+    target = KeyTarget(op.operator_id, op.name, DEFAULT_CF, provider, schema, values, key_row, cf.value, partition, n,
+                       prefix, StructType(cf.key.fields[prefix:]) if prefix else StructType())
     names = [s.name for s in op.stores] or [DEFAULT_CF]
     index = names.index(DEFAULT_CF) if DEFAULT_CF in names else 0
     return Resolved(ctx, op, cf, target, store_folder(ctx, op, partition, DEFAULT_CF), index)
@@ -218,8 +250,50 @@ def lookup_key(path: str, key: str, *, operator: int | None = None, batch: int |
     if batch is None:
         batch = _last_batch(path, storage_options)
     r = _resolve(path, key, operator, batch, storage_options)
+    if r.target.prefix_cols:
+        return _group_lookup(r, batch)
     raw, files, nbytes = value_at(r, batch + 1)
     return KeyLookup(r.target, batch, batch + 1, _decode(r, raw), tuple(files), nbytes)
+
+
+def _group_entries(r: Resolved, version: int) -> tuple[dict[bytes, tuple[tuple[Any, ...], bytes]], list[str], int]:
+    try:
+        return keygroups.entries_at(r, version)
+    except (StateFileError, OSError) as e:
+        raise StateReadError(f"state/{r.op.operator_id} partition {r.target.partition}: {e}") from None
+
+
+def _group_lookup(r: Resolved, batch: int) -> KeyLookup:
+    """:func:`lookup_key` of a grouped store: every entry under the key."""
+    found, files, nbytes = _group_entries(r, batch + 1)
+    entries = sorted((KeyEntry(sub, _decode(r, raw) or ()) for sub, raw in found.values()), key=lambda e: e.sub_key)
+    return KeyLookup(r.target, batch, batch + 1, None, tuple(files), nbytes, tuple(entries))
+
+
+def _group_changes(r: Resolved, from_batch: int, to_batch: int, files: rocksdb.Files | None) -> list[KeyChange]:
+    """The changes of a grouped key's entries: each record of the versions' deltas/changelogs
+    (``files``), or (None: a RocksDB store without changelogs) the entries of successive
+    versions compared, removed entries first, then new or changed ones by sub-key."""
+    ctx, out = r.ctx, []
+    if files is not None:
+        ids = ctx.unique_ids(r.op.operator_id, r.target.partition, r.store_index, to_batch + 1)
+        for v in range(from_batch + 1, to_batch + 2):
+            recs = keygroups.records_of(r, v, files, ids)
+            wm = _watermark(ctx.storage, ctx.root, v - 1) if recs else None
+            out += [KeyChange(v - 1, v, REMOVE if g.op == DELETE else UPDATE, _decode(r, g.value), wm, g.sub_key)
+                    for g in recs]
+        return out
+    before = keygroups.entries_at(r, from_batch)[0] if from_batch > 0 else {}
+    for v in range(from_batch + 1, to_batch + 2):
+        now = keygroups.entries_at(r, v)[0]
+        gone = sorted(before[k][0] for k in before if k not in now)
+        changed = sorted((now[k] for k in now if before.get(k) != now[k]), key=lambda e: e[0])
+        if gone or changed:
+            wm = _watermark(ctx.storage, ctx.root, v - 1)
+            out += [KeyChange(v - 1, v, REMOVE, None, wm, sub) for sub in gone]
+            out += [KeyChange(v - 1, v, UPDATE, _decode(r, raw), wm, sub) for sub, raw in changed]
+        before = now
+    return out
 
 
 def _watermark(storage: Storage, root: str, batch: int) -> int | None:
@@ -250,7 +324,11 @@ def key_history(path: str, key: str, from_batch: int, to_batch: int | None = Non
         files = (rocksdb.list_files if rocks else hdfs.list_files)(ctx.storage, folder)
         kind = "changelog" if rocks else "delta"
         versions = range(from_batch + 1, to_batch + 2)
-        if rocks and not all((v, kind) in files for v in versions):
+        logged = not rocks or all((v, kind) in files for v in versions)
+        if r.target.prefix_cols:
+            source = "versions compared" if not logged else "changelogs" if rocks else "delta files"
+            changes = _group_changes(r, from_batch, to_batch, files if logged else None)
+        elif not logged:
             source = "versions compared"
             before = value_at(r, from_batch)[0] if from_batch > 0 else None
             for v in versions:
