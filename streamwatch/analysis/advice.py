@@ -19,8 +19,10 @@ Rules (codes documented in docs/advise.md):
   that run them: every micro-batch runs one task per state partition in each stateful stage,
   and each task loads and commits a state store version whether or not it has rows.
 * ``advise-max-files-per-trigger`` — :mod:`streamwatch.analysis.advice_files`.
+* ``advise-max-offsets-per-trigger`` — :mod:`streamwatch.analysis.advice_offsets`.
 * ``advise-file-source-cleanup`` — :mod:`streamwatch.analysis.advice_cleanup`.
 * ``advise-trigger-interval`` — :mod:`streamwatch.analysis.advice_trigger`.
+* ``advise-real-time-mode`` — :mod:`streamwatch.analysis.advice_realtime`.
 * ``advise-state-store`` — :mod:`streamwatch.analysis.advice_state`.
 * ``advise-watermark-delay`` — :mod:`streamwatch.analysis.advice_watermark`.
 """

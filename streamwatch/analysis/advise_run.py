@@ -7,11 +7,13 @@ now. Reads the checkpoint's storage and the file sources' folders (read-only); n
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from streamwatch.analysis.advice import Advice, Cores, checkpoint_durations, progress_durations, shuffle_partitions
 from streamwatch.analysis.advice_cleanup import file_source_cleanup, read_files_present
 from streamwatch.analysis.advice_files import max_files_per_trigger
+from streamwatch.analysis.advice_offsets import KafkaBacklog, max_offsets_per_trigger, read_kafka_batches
+from streamwatch.analysis.advice_realtime import real_time_mode
 from streamwatch.analysis.advice_state import newest_version_files, state_store
 from streamwatch.analysis.advice_trigger import trigger_interval
 from streamwatch.analysis.advice_watermark import watermark_delay
@@ -24,20 +26,25 @@ from streamwatch.model.events import QueryProgress
 
 def advise_checkpoint(path: str, cp: Checkpoint, trigger: Trigger | None, cores: Cores,
                       progress: Sequence[QueryProgress] = (), idle: int | None = None,
-                      trigger_source: str = "--trigger") -> list[Advice]:
+                      trigger_source: str = "--trigger",
+                      kafka_backlogs: Mapping[str, KafkaBacklog] | None = None) -> list[Advice]:
     """The findings for the query whose checkpoint ``cp`` was read at ``path`` (local or an
     fsspec URL), in rule order: ``advise-shuffle-partitions``, ``advise-max-files-per-trigger``
-    and ``advise-file-source-cleanup`` (one each per file source), ``advise-trigger-interval``,
-    ``advise-state-store``, ``advise-watermark-delay``. ``trigger`` is the one the query runs
+    (one per file source), ``advise-max-offsets-per-trigger`` (one per Kafka source),
+    ``advise-file-source-cleanup`` (one per file source), ``advise-trigger-interval``,
+    ``advise-real-time-mode``, ``advise-state-store``, ``advise-watermark-delay``. ``trigger`` is the one the query runs
     with (None: unknown), ``progress`` its progress events (batch times; none: the
     checkpoint's), ``idle`` the ``QueryIdleEvent``s of a recording (None without one),
-    ``trigger_source`` where ``trigger`` came from (named in the evidence).
+    ``trigger_source`` where ``trigger`` came from (named in the evidence), ``kafka_backlogs``
+    each Kafka source's backlog on the broker by source id (None: no broker given).
     Raises :class:`~streamwatch.errors.Unreadable` when the checkpoint's storage cannot be opened."""
     durations = progress_durations(progress) or checkpoint_durations(cp, commit_mtimes(path, cp.commit_batch_ids))
     return [shuffle_partitions(cp, progress, cores, durations),
             *max_files_per_trigger(cp, durations, source_lags(path, cp)),
+            *max_offsets_per_trigger(read_kafka_batches(path, cp), durations, kafka_backlogs, cp),
             *file_source_cleanup(cp, read_files_present(path, cp), progress),
             trigger_interval(trigger, cp, durations, idle, trigger_source),
+            real_time_mode(trigger, cp, progress, durations, trigger_source),
             state_store(cp, progress, newest_version_files(path, cp)),
             watermark_delay(progress, cp)]
 

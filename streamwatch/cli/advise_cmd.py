@@ -20,6 +20,7 @@ Examples:
   streamwatch advise ./streamwatch-workspace/checkpoints/events/windows
   streamwatch advise CP --recording events.jsonl     batch times from the listener's progress
   streamwatch advise CP --cores 16 --json            a cluster's cores, machine-readable
+  streamwatch advise CP --bootstrap localhost:9092   a Kafka source's backlog on its broker
   streamwatch advise CP --trigger 5s --recording events.jsonl
                                                      judge the trigger interval the query runs with
 \b
@@ -48,8 +49,12 @@ OK, CHANGE = 0, 1
               help="The trigger the query runs with (neither the checkpoint nor the listener's events "
                    "record it): 5s, processingTime=500ms, default, availableNow … Without it the "
                    "trigger rule says unknown.")
+@click.option("--bootstrap", default=None, metavar="HOST:PORT",
+              help="The Kafka broker a Kafka source reads: its backlog (latest offsets) for "
+                   "advise-max-offsets-per-trigger. Without it that rule's backlog verdict is unknown.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object: the checkpoint and a list of findings.")
-def advise(path: str, recording: str | None, cores: int | None, trigger_spec: str | None, as_json: bool) -> None:
+def advise(path: str, recording: str | None, cores: int | None, trigger_spec: str | None, bootstrap: str | None,
+           as_json: bool) -> None:
     """Tuning advice for the streaming query whose checkpoint is PATH (local or an fsspec
     URL), measured on the query itself: per rule the setting, the evidence (numbers with
     units and where each was read), what to change and its expected effect, and how sure
@@ -61,7 +66,10 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     advise-trigger-interval (batches longer than the --trigger interval, or a tiny interval
     polling an idle source), advise-state-store (RocksDB changelog checkpointing; the HDFS-backed
     store's memory), advise-watermark-delay (the withWatermark delay vs the lateness the
-    recording's batches show; needs --recording). Reads only; no Spark.
+    recording's batches show; needs --recording), advise-max-offsets-per-trigger (a Kafka
+    source's records per batch from the offsets log, and with --bootstrap its backlog on the
+    broker), advise-real-time-mode (a stateless Kafka query in micro-batches: real-time mode).
+    Reads only (the broker only with --bootstrap); no Spark.
     """
     from streamwatch.analysis.advice import Cores
     from streamwatch.analysis.advise_run import advise_checkpoint
@@ -78,7 +86,13 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
         raise Unreadable(str(e)) from None
     progress, idle = _progress(recording, cp.query_id) if recording is not None else ((), None)
     have = Cores(cores, "--cores") if cores is not None else Cores(os.cpu_count(), "os.cpu_count() on this machine")
-    found = advise_checkpoint(path, cp, trigger, have, progress, idle)
+    backlogs = None
+    if bootstrap is not None:
+        from streamwatch.analysis.advice_offsets import read_kafka_batches
+        from streamwatch.spark.kafka_backlog import kafka_backlogs
+
+        backlogs = kafka_backlogs(bootstrap, read_kafka_batches(path, cp))
+    found = advise_checkpoint(path, cp, trigger, have, progress, idle, kafka_backlogs=backlogs)
     if as_json:
         import orjson
 
