@@ -28,6 +28,8 @@ _INT = struct.Struct(">i")
 MAX_KEY_WORDS = 1 << 25
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
+#: records of one length in a row before :func:`_walk` checks the next ones at once
+_GATE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,21 +136,57 @@ def _fixed_stride(data: bytes, b: np.ndarray, pos: int) -> np.ndarray | None:
     return starts
 
 
+def _run(b: np.ndarray, pos: int, k: int, v: int, step: int, most: int) -> int:
+    """How many records (at most ``most``) from ``pos`` on, one every ``step`` bytes, have key
+    length ``k`` and value length ``v`` — the length words of each are checked, so each one
+    ends where the next is checked."""
+    room = len(b) - pos - 8 - k  # both length words of the last record checked lie in the body
+    if room < 0:
+        return 0
+    at = pos + step * np.arange(min(most, room // step + 1), dtype=np.int64)
+    same = (_be32(b, at) == k) & (_be32(b, at + 4 + k) == v)
+    return len(at) if same.all() else int(np.argmin(same))
+
+
 def _walk(data: bytes, pos: int) -> np.ndarray | None:
-    """Record starts from ``pos`` to the −1 terminator (None: an irregular length or no end)."""
+    """Record starts from ``pos`` to the −1 terminator (None: an irregular length or no end).
+    One record at a time; after :data:`_GATE` records of one length in a row, the length words
+    of the next ones at that stride are checked with numpy at once (records of one length come
+    in runs: fixed-width values, keys of strings of one 8-byte-rounded length)."""
     unpack = _INT.unpack_from
+    b = np.frombuffer(data, dtype=np.uint8)
+    parts: list[np.ndarray] = []
     starts: list[int] = []
     append = starts.append
+    last, same, gate, most = -1, 0, _GATE, 256
     try:
         while True:
             (k,) = unpack(data, pos)
             if k < 0:
-                if k == -1:
-                    return np.array(starts, dtype=np.int64)
-                return None
+                if k != -1:
+                    return None
+                parts.append(np.array(starts, dtype=np.int64))
+                return np.concatenate(parts)
             (v,) = unpack(data, pos + 4 + k)
             append(pos)
-            pos += 8 + k + (v if v > 0 else 0)
+            step = 8 + k + (v if v > 0 else 0)
+            pos += step
+            if step != last:
+                last, same = step, 0
+                continue
+            same += 1
+            if same < gate:
+                continue
+            n = _run(b, pos, k, v, step, most)
+            if n:
+                parts.append(np.array(starts, dtype=np.int64))
+                parts.append(pos + step * np.arange(n, dtype=np.int64))
+                starts = []
+                append = starts.append
+                pos += n * step
+            # a long run: check further ahead next time; a short one: check less often
+            gate, most = (_GATE, min(most * 2, 1 << 16)) if n == most else (min(gate * 2, 1 << 12), 256)
+            same = 0
     except struct.error:  # a length word past the end: truncated
         return None
 
