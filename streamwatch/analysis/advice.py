@@ -25,6 +25,7 @@ Rules (codes documented in docs/advise.md):
 * ``advise-real-time-mode`` — :mod:`streamwatch.analysis.advice_realtime`.
 * ``advise-state-store`` — :mod:`streamwatch.analysis.advice_state`.
 * ``advise-watermark-delay`` — :mod:`streamwatch.analysis.advice_watermark`.
+* ``advise-min-batches-to-retain`` — :mod:`streamwatch.analysis.advice_retain`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from streamwatch.analysis.advice_cleanup import file_source_cleanup, read_files_
 from streamwatch.analysis.advice_files import max_files_per_trigger
 from streamwatch.analysis.advice_offsets import KafkaBacklog, max_offsets_per_trigger, read_kafka_batches
 from streamwatch.analysis.advice_realtime import real_time_mode
+from streamwatch.analysis.advice_retain import min_batches_to_retain, retained_files
 from streamwatch.analysis.advice_state import newest_version_files, state_store
 from streamwatch.analysis.advice_trigger import trigger_interval
 from streamwatch.analysis.advice_watermark import watermark_delay
@@ -32,7 +33,8 @@ def advise_checkpoint(path: str, cp: Checkpoint, trigger: Trigger | None, cores:
     fsspec URL), in rule order: ``advise-shuffle-partitions``, ``advise-max-files-per-trigger``
     (one per file source), ``advise-max-offsets-per-trigger`` (one per Kafka source),
     ``advise-file-source-cleanup`` (one per file source), ``advise-trigger-interval``,
-    ``advise-real-time-mode``, ``advise-state-store``, ``advise-watermark-delay``. ``trigger`` is the one the query runs
+    ``advise-real-time-mode``, ``advise-state-store``, ``advise-watermark-delay``,
+    ``advise-min-batches-to-retain``. ``trigger`` is the one the query runs
     with (None: unknown), ``progress`` its progress events (batch times; none: the
     checkpoint's), ``idle`` the ``QueryIdleEvent``s of a recording (None without one),
     ``trigger_source`` where ``trigger`` came from (named in the evidence), ``kafka_backlogs``
@@ -46,7 +48,8 @@ def advise_checkpoint(path: str, cp: Checkpoint, trigger: Trigger | None, cores:
             trigger_interval(trigger, cp, durations, idle, trigger_source),
             real_time_mode(trigger, cp, progress, durations, trigger_source),
             state_store(cp, progress, newest_version_files(path, cp)),
-            watermark_delay(progress, cp)]
+            watermark_delay(progress, cp),
+            min_batches_to_retain(cp, retained_files(path, cp))]
 
 
 def commit_mtimes(path: str, batch_ids: Sequence[int]) -> dict[int, int]:

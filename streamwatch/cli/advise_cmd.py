@@ -68,7 +68,8 @@ def advise(path: str, recording: str | None, cores: int | None, trigger_spec: st
     store's memory), advise-watermark-delay (the withWatermark delay vs the lateness the
     recording's batches show; needs --recording), advise-max-offsets-per-trigger (a Kafka
     source's records per batch from the offsets log, and with --bootstrap its backlog on the
-    broker), advise-real-time-mode (a stateless Kafka query in micro-batches: real-time mode).
+    broker), advise-real-time-mode (a stateless Kafka query in micro-batches: real-time mode),
+    advise-min-batches-to-retain (batches and bytes the checkpoint keeps).
     Reads only (the broker only with --bootstrap); no Spark.
     """
     from streamwatch.analysis.advice import Cores
