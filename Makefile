@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test bench doctor clean smoke reliability soak jars jars-s3 matrix restart-matrix sdp-fixture
+.PHONY: prometheus run test bench doctor clean smoke reliability soak jars jars-s3 matrix restart-matrix sdp-fixture
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,15 @@ matrix: $(STAMP)
 ##         -> tests/fixtures/matrix/restarts.json and bench/COMPAT-MATRIX.md (not in CI)
 restart-matrix: $(STAMP)
 	$(BIN)/python scripts/restart_matrix.py build $(MATRIX_VERSIONS)
+
+## prometheus: a Prometheus server built from the Go module proxy -> .tools/bin/prometheus, for the
+##         test that loads the shipped alert rules into it (the test skips without it)
+PROMETHEUS_VERSION ?= v0.316.0
+prometheus: .tools/bin/prometheus
+.tools/bin/prometheus:
+	@mkdir -p .tools/bin
+	@GOBIN=$(CURDIR)/.tools/bin go install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION) \
+		|| echo "prometheus: not built (no Go toolchain or module proxy): the real-Prometheus test skips"
 
 ## sdp-fixture: a Spark Declarative Pipelines storage folder written by pyspark's own
 ##         spark-pipelines CLI -> tests/fixtures/sdp/ (committed; not in CI, ~1-3 min)

@@ -228,3 +228,74 @@ def test_shipped_alert_rules_and_dashboard_use_only_served_gauges(tmp_path):
     exprs += rules
     referenced = {name for e in exprs for name in METRIC.findall(e)}
     assert referenced - served == set(), f"not served by watch --prometheus: {referenced - served}"
+
+
+PROMETHEUS = Path(__file__).resolve().parents[2] / ".tools" / "bin" / "prometheus"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _api(base: str, path: str) -> dict:
+    return json.loads(urllib.request.urlopen(base + path, timeout=10).read())["data"]
+
+
+@pytest.mark.skipif(not PROMETHEUS.is_file(), reason=f"no Prometheus server at {PROMETHEUS}: `make prometheus` builds it")
+def test_a_real_prometheus_loads_the_shipped_rules_and_scrapes_a_running_watch(tmp_path):
+    """The shipped alerts.yml loaded by a real Prometheus server on loopback, scraping a running
+    ``watch --prometheus`` on a stopped query: every rule evaluates (health ok), the scraped
+    health gauge is the verdict, and the stopped-query alert is pending or firing for it."""
+    _stopped(tmp_path)
+    watch = subprocess.Popen([EXE, "watch", str(tmp_path / "checkpoints/p/q"), "--log", "--poll", "0.5",
+                              "--prometheus", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    prom = None
+    try:
+        assert watch.stderr is not None
+        url = next((line.split("metrics at ", 1)[1].strip() for line in watch.stderr if "metrics at " in line), None)
+        assert url, "no metrics line"
+        target = url.split("//", 1)[1].split("/", 1)[0]
+        port = _free_port()
+        (tmp_path / "prometheus.yml").write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: ['{shipped('alerts.yml')}']\n"
+            f"scrape_configs: [{{job_name: streamwatch, static_configs: [{{targets: ['{target}']}}]}}]\n")
+        prom = subprocess.Popen([str(PROMETHEUS), f"--config.file={tmp_path / 'prometheus.yml'}",
+                                 f"--storage.tsdb.path={tmp_path / 'tsdb'}", f"--web.listen-address=127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("w"))
+        base = f"http://127.0.0.1:{port}"
+        seen: dict[str, object] = {}
+        deadline = time.monotonic() + 120
+
+        def ready() -> bool:
+            try:
+                groups = _api(base, "/api/v1/rules")["groups"]
+                stopped = _api(base, '/api/v1/query?query=streamwatch_checkpoint_health{state="stopped"}')["result"]
+                alerts = _api(base, "/api/v1/alerts")["alerts"]
+            except OSError as e:  # not listening yet
+                seen["error"] = str(e)
+                return False
+            seen.update(rules=[(r["name"], r["health"]) for g in groups for r in g["rules"]], stopped=stopped,
+                        alerts=[(a["labels"]["alertname"], a["state"]) for a in alerts])
+            return bool(groups) and all(r["health"] == "ok" for g in groups for r in g["rules"]) and \
+                any(a["labels"]["alertname"] == "StreamwatchQueryStoppedOrFailing" for a in alerts)
+
+        while not ready():
+            assert prom.poll() is None, (tmp_path / "prometheus.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, f"Prometheus never showed the rules evaluated and the alert: {seen}"
+            time.sleep(0.5)
+        rules = dict(seen["rules"])  # type: ignore[arg-type]
+        assert {"StreamwatchQueryNotOk", "StreamwatchQueryStoppedOrFailing", "StreamwatchSourceLagRising"} <= set(rules)
+        (series,) = seen["stopped"]  # type: ignore[misc]
+        assert series["metric"]["query"] == "q" and series["metric"]["id"] == QUERY_ID and series["value"][1] == "1"
+        alert = next(a for a in _api(base, "/api/v1/alerts")["alerts"]
+                     if a["labels"]["alertname"] == "StreamwatchQueryStoppedOrFailing")
+        assert alert["state"] in ("pending", "firing") and alert["labels"]["state"] == "stopped"
+        assert alert["labels"]["query"] == "q"
+    finally:
+        for p in (prom, watch):
+            if p is not None:
+                p.terminate()
+                p.wait(30)
