@@ -73,16 +73,9 @@ class PrometheusSink:
             self._event(obj)
 
     def _lag(self, rec: SourceLag) -> None:
-        labels = (rec.query, rec.source)
-        backlog = self.source_records if rec.source_kind == "kafka" else self.source_backlog
-        for gauge, value in ((self.source_lag, rec.lag_s), (backlog, rec.backlog),
-                             (self.catching_up, None if rec.catching_up is None else int(rec.catching_up)),
-                             (self.catchup, rec.catchup_s)):
-            if value is not None:
-                gauge.labels(*labels).set(value)
-            else:  # unknown now: no stale value left behind (KeyError: none was set)
-                with contextlib.suppress(KeyError):
-                    gauge.remove(*labels)
+        set_source_lag(rec, (rec.query, rec.source), self.source_lag,
+                       self.source_records if rec.source_kind == "kafka" else self.source_backlog,
+                       self.catching_up, self.catchup)
 
     def _event(self, obj: Event) -> None:
         if isinstance(obj, (QueryStarted, QueryProgress)) and obj.name:
@@ -107,3 +100,17 @@ class PrometheusSink:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def set_source_lag(rec: SourceLag, labels: tuple[str, ...], lag: Gauge, backlog: Gauge, catching_up: Gauge,
+                   catchup: Gauge) -> None:
+    """``rec``'s figures on the series ``labels`` of each gauge (``backlog``: the files or the
+    Kafka records one); a figure unknown now removes its series, so no stale value is served."""
+    for gauge, value in ((lag, rec.lag_s), (backlog, rec.backlog),
+                         (catching_up, None if rec.catching_up is None else int(rec.catching_up)),
+                         (catchup, rec.catchup_s)):
+        if value is not None:
+            gauge.labels(*labels).set(value)
+        else:  # KeyError: none was set
+            with contextlib.suppress(KeyError):
+                gauge.remove(*labels)

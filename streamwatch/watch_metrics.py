@@ -27,6 +27,7 @@ from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from streamwatch.analysis.health_window import Health
 from streamwatch.analysis.records import CheckpointBatch, CheckpointStatus, PipelineEdge, QueryHealth, SourceLag
+from streamwatch.metrics import set_source_lag
 
 
 class WatchMetrics:
@@ -81,16 +82,9 @@ class WatchMetrics:
             for state in Health:
                 self.health.labels(rec.query, rec.id, state.value).set(1 if state is rec.health else 0)
         elif isinstance(rec, SourceLag):
-            labels = (rec.query, rec.id, rec.source)
-            backlog = self.source_records if rec.source_kind == "kafka" else self.source_backlog
-            for gauge, value in ((self.lag, rec.lag_s), (backlog, rec.backlog),
-                                 (self.catching_up, None if rec.catching_up is None else int(rec.catching_up)),
-                                 (self.catchup, rec.catchup_s)):
-                if value is not None:
-                    gauge.labels(*labels).set(value)
-                else:  # unknown now: no stale value left behind (KeyError: none was set)
-                    with contextlib.suppress(KeyError):
-                        gauge.remove(*labels)
+            set_source_lag(rec, (rec.query, rec.id, rec.source), self.lag,
+                           self.source_records if rec.source_kind == "kafka" else self.source_backlog,
+                           self.catching_up, self.catchup)
         elif isinstance(rec, PipelineEdge):
             self.backlog.labels(rec.upstream, rec.downstream).set(rec.backlog_files)
             if rec.lag_s is not None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import pairwise
 from typing import Any
@@ -40,25 +40,22 @@ from streamwatch.analysis.health_window import Health, HealthWindow
 from streamwatch.analysis.lag import FileSourceLag
 from streamwatch.analysis.probe import Probe, ProbeError
 from streamwatch.analysis.records import CheckpointBatch, CheckpointFinding, CheckpointStatus, QueryHealth, SourceLag
+from streamwatch.analysis.watch_findings import new_findings, window_findings
 from streamwatch.analysis.watch_kafka import KafkaOffsets, KafkaSourceLags, Pace
-from streamwatch.checkpoint import CheckpointError, health, read_checkpoint
+from streamwatch.checkpoint import CheckpointError, read_checkpoint
 from streamwatch.checkpoint.filelog import read_file_log
 from streamwatch.checkpoint.fs import StorageError, open_storage
 from streamwatch.checkpoint.logs import parse_offsets
-from streamwatch.checkpoint.spark4 import find_repartitions
 from streamwatch.errors import ExitCode, StreamwatchError
 from streamwatch.model.batchlogs import OffsetLogEntry
 from streamwatch.model.checkpoint import Checkpoint, SourceLog
 from streamwatch.model.events import QueryProgress, QueryStarted, QueryTerminated
-from streamwatch.model.findings import Finding
 
 IDLE_FACTOR = 2
 CADENCE_BATCHES = 20
 #: File sources' folders are listed for their lag about this often (s), not every poll: an
 #: idle poll stays two look-ups; the listing is one request per file source.
 LAG_EVERY_S = 5.0
-#: Findings that the status record reports better (they flip with every batch).
-TRANSIENT_CODES = frozenset({"in-flight-batch", "no-commits"})
 
 WatchRecord = CheckpointBatch | CheckpointStatus | CheckpointFinding | SourceLag | QueryHealth
 class WatchError(StreamwatchError):
@@ -141,7 +138,7 @@ class CheckpointWatcher:
         self.file_lags = self._open_file_lags(cp)
         offs, coms = list(cp.offset_batch_ids), list(cp.commit_batch_ids)
         self.last_offset_id = offs[-1] if offs else None
-        out: list[WatchRecord] = list(self._new_findings(cp.findings))
+        out: list[WatchRecord] = list(new_findings(cp.findings, self._seen_findings, self._who()))
         window = [b for b in coms if b >= (coms[-1] - self.history + 1)] if coms else []
         self.last_commit_id = (window[0] - 1) if window else (coms[-1] if coms else None)
         for b in window:
@@ -196,7 +193,9 @@ class CheckpointWatcher:
             nxt += 1
             changed = True
         if changed:
-            out.extend(self._new_findings(self._window_findings()))
+            assert self.probe is not None
+            out.extend(new_findings(window_findings(self.url, self.query_id, self.offsets, self.commit_at, self.probe, self.root),
+                                    self._seen_findings, self._who()))
         status = self._status()
         self._polls += 1
         lags = self._measure_lags() if self._polls % self.lag_every == 0 else []
@@ -385,26 +384,8 @@ class CheckpointWatcher:
         self.status = s
         return [s] if changed else []
 
-    def _window_findings(self) -> list[Finding]:
-        entries = tuple(self.offsets.values())
-        offs = tuple(self.offsets)
-        cp = Checkpoint(path=self.url, query_id=self.query_id or None, offsets=entries,
-                        offset_batch_ids=offs, commit_batch_ids=tuple(b for b in self.commit_at if not offs or b >= offs[0]))
-        d = self.root
-        p = self.probe
-        assert p is not None
-        return [*health.log_findings(cp, p.join(d, "offsets"), p.join(d, "commits")),
-                *health.conf_findings(entries, p.join(d, "offsets"), find_repartitions(entries)), *health.watermark_findings(cp)]
-
-    def _new_findings(self, findings: Iterable[Finding]) -> list[CheckpointFinding]:
-        out = []
-        for f in findings:
-            key = (f.code, f.message)
-            if f.code in TRANSIENT_CODES or key in self._seen_findings:
-                continue
-            self._seen_findings.add(key)
-            out.append(CheckpointFinding(self.query_id, self.name, self.url, f.severity, f.code, f.message, f.path))
-        return out
+    def _who(self) -> tuple[str, str, str]:
+        return self.query_id, self.name, self.url
 
     def with_lineage(self, rec: CheckpointBatch, origin_ms: int | None) -> CheckpointBatch:
         """``rec`` with its origin (oldest landing time it carries) and end-to-end latency."""
